@@ -1,0 +1,3 @@
+module tollgate
+
+go 1.26
