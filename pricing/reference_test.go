@@ -19,21 +19,21 @@ type refPiece struct {
 }
 
 type refOrdering struct {
-	order                                string
-	ctx, next, cached, cold              int64
-	pos                                  int
-	unitID                               string
-	hasCall                              bool
-	callPrompt, callCached, callOut      int64
-	count                                int
-	freed                                int64
-	spanTokens                           int64
-	nextUSD, callUSD, baseUSD, premium   float64
-	saving                               float64
-	breakEven                            int64 // -1 = null
-	under                                bool
-	applyPrune                           []string
-	applyStart, applyEnd                 string
+	order                              string
+	ctx, next, cached, cold            int64
+	pos                                int
+	unitID                             string
+	hasCall                            bool
+	callPrompt, callCached, callOut    int64
+	count                              int
+	freed                              int64
+	spanTokens                         int64
+	nextUSD, callUSD, baseUSD, premium float64
+	saving                             float64
+	breakEven                          int64 // -1 = null
+	under                              bool
+	applyPrune                         []string
+	applyStart, applyEnd               string
 }
 
 // refShared counts the leading pieces x and y have in common.
