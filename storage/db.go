@@ -1,0 +1,186 @@
+// Package storage keeps tollgate's sessions, requests and rewrites in one
+// SQLite file through mattn/go-sqlite3.
+//
+// Invariants:
+//   - Connection settings that must hold on every pooled connection (foreign
+//     keys, busy timeout, immediate write transactions) are DSN options, not
+//     PRAGMAs run once on whichever connection happens to be first.
+//   - The journal is WAL with synchronous=NORMAL: a committed transaction
+//     survives a kill -9 of the process (the API's 2xx promise); only an OS
+//     crash or power loss can lose the last few commits.
+//   - Migrations are embedded, numbered, and all pending ones apply in one
+//     transaction together with their version rows.
+//   - Only token counts, costs, hashes and metadata are stored, never text.
+//   - No package globals: every handle is a *DB returned by Open.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// DB is an open tollgate database.
+type DB struct {
+	sql  *sql.DB
+	path string
+}
+
+// Migration is one numbered schema step.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Open opens (creating if needed) the database at path and applies any
+// pending migrations.
+func Open(ctx context.Context, path string) (*DB, error) {
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		return nil, err
+	}
+	return openWith(ctx, path, ms)
+}
+
+func dsn(path string) string {
+	q := url.Values{}
+	q.Set("_fk", "1")               // foreign keys on every connection
+	q.Set("_busy_timeout", "5000")  // wait for a writer instead of failing with SQLITE_BUSY
+	q.Set("_txlock", "immediate")   // take the write lock at BEGIN: no upgrade deadlocks
+	q.Set("_journal_mode", "WAL")   // readers never block the writer
+	q.Set("_synchronous", "NORMAL") // durable across process crashes in WAL mode
+	q.Set("_cache_size", "-16000")  // 16 MB page cache per connection
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+func openWith(ctx context.Context, path string, ms []Migration) (*DB, error) {
+	sqldb, err := sql.Open("sqlite3", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	db := &DB{sql: sqldb, path: path}
+	if err := sqldb.PingContext(ctx); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	var mode string
+	if err := sqldb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("reading journal mode of %s: %w", path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		sqldb.Close()
+		return nil, fmt.Errorf("database %s: journal mode is %q, want wal", path, mode)
+	}
+	if err := db.migrate(ctx, ms); err != nil {
+		sqldb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// Path is the file the database lives in.
+func (db *DB) Path() string { return db.path }
+
+// SQL exposes the handle for packages' tests and one-off checks.
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+func loadMigrations(fsys fs.FS) ([]Migration, error) {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("listing migrations: %w", err)
+	}
+	var ms []Migration
+	for _, name := range names {
+		base := path.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive number and '_'", base)
+		}
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("reading migration %s: %w", base, err)
+		}
+		ms = append(ms, Migration{Version: v, Name: base, SQL: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	for i, m := range ms {
+		if m.Version != i+1 {
+			return nil, fmt.Errorf("migration %s: want version %d (no gaps, no duplicates)", m.Name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the highest migration applied.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	err := db.sql.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("reading schema version: %w", err)
+	}
+	return int(v.Int64), nil
+}
+
+func (db *DB) migrate(ctx context.Context, ms []Migration) error {
+	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("creating schema_migrations: %w", err)
+	}
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("starting migration: %w", err)
+	}
+	defer tx.Rollback()
+	var current sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&current); err != nil {
+		return fmt.Errorf("reading schema version: %w", err)
+	}
+	if int(current.Int64) > len(ms) {
+		return fmt.Errorf("database %s has schema version %d, newer than this tollgate knows (%d): upgrade tollgate", db.path, current.Int64, len(ms))
+	}
+	now := time.Now().UnixMilli()
+	for _, m := range ms[current.Int64:] {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("applying migration %s: %w", m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)", m.Version, m.Name, now); err != nil {
+			return fmt.Errorf("recording migration %s: %w", m.Name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing migrations: %w", err)
+	}
+	return nil
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns nil when it says ok.
+func (db *DB) IntegrityCheck(ctx context.Context) error {
+	var res string
+	if err := db.sql.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
+		return fmt.Errorf("checking integrity: %w", err)
+	}
+	if res != "ok" {
+		return errors.New("integrity check: " + res)
+	}
+	return nil
+}
