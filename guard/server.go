@@ -1,0 +1,201 @@
+// Package guard is the gate: engine leases, the decision broker and the
+// localhost HTTP API (/v1) that harnesses and the UI call.
+//
+// One handler serves three doors (DESIGN §3): harness clients over TCP with a
+// bearer token, the browser UI over TCP with a login cookie, and the Wails
+// window in-process through AssetServer.Handler. The TCP doors pass the
+// security layers in security.go; the window's chain is trusted.
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// Options configure a Server.
+type Options struct {
+	Version string
+	// Assets is the built frontend (frontend/dist). Static files are public:
+	// they hold no secrets.
+	Assets fs.FS
+	// Token returns the current bearer token.
+	Token func() string
+	// RotateToken replaces the token (and its file) and returns the new one.
+	RotateToken func() (string, error)
+	// BaseURL is http://host:port of the TCP listener.
+	BaseURL string
+	// InsecureHost is a non-loopback listen host admitted by --insecure-listen.
+	InsecureHost string
+	// Settings reads and writes config.yaml's modes.
+	Settings Settings
+	// OnRaise brings the desktop window to the front (nil in serve mode).
+	OnRaise func()
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Settings is the part of the configuration the guard reads and changes.
+// The app implements it on top of config.yaml.
+type Settings interface {
+	GlobalMode() string
+}
+
+// Server is the /v1 API and the static UI.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	now     func() time.Time
+	baseURL string
+	policy  hostPolicy
+	auth    authenticator
+	logins  *loginNonces
+	mux     *http.ServeMux
+	engines *engineRegistry
+}
+
+// NewServer builds the routes. The listener's address must be known first:
+// the cookie name and the Origin check depend on its port.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Token == nil || opts.Settings == nil {
+		return nil, errors.New("guard: Options.Token and Options.Settings are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(opts.BaseURL, "http://"))
+	if err != nil {
+		return nil, fmt.Errorf("guard: BaseURL %q: %w", opts.BaseURL, err)
+	}
+	s := &Server{
+		opts:    opts,
+		log:     opts.Logger,
+		now:     opts.Now,
+		baseURL: opts.BaseURL,
+		policy:  hostPolicy{port: port, extraHostname: opts.InsecureHost},
+		auth:    authenticator{token: opts.Token, cookieName: "tollgate_" + port},
+		logins:  newLoginNonces(opts.Now),
+		mux:     http.NewServeMux(),
+		engines: newEngineRegistry(opts.Now),
+	}
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /v1/health", s.handleHealth)
+	m.HandleFunc("POST /v1/login", s.handleNewLogin)
+	m.HandleFunc("POST /v1/token/rotate", s.handleRotateToken)
+	m.HandleFunc("POST /v1/window/raise", s.handleRaise)
+	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, codeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+}
+
+// Handler is the chain for the TCP listener.
+func (s *Server) Handler() http.Handler {
+	api := s.auth.authenticate(limitBody(s.mux))
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/v1/"):
+			api.ServeHTTP(w, r)
+		case r.URL.Path == "/login":
+			if r.Method != http.MethodGet {
+				writeError(w, http.StatusMethodNotAllowed, codeMethod, "use GET /login?nonce=…")
+				return
+			}
+			s.handleLogin(w, r)
+		default:
+			s.serveStatic(w, r)
+		}
+	})
+	return securityHeaders(s.policy.checkHost(s.policy.checkOrigin(root)))
+}
+
+// TrustedHandler is the chain for the Wails window's AssetServer: the same
+// routes, without Host, Origin or token checks (see security.go).
+func (s *Server) TrustedHandler() http.Handler {
+	api := limitBody(s.mux)
+	return trusted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		s.serveStatic(w, r)
+	}))
+}
+
+// serveStatic serves the built UI; unknown paths get index.html so the UI's
+// own routes (#/sessions/…) survive a reload.
+func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, http.StatusMethodNotAllowed, codeMethod, "static files take GET")
+		return
+	}
+	if s.opts.Assets == nil {
+		writeError(w, http.StatusNotFound, codeNotFound, "this build has no UI assets")
+		return
+	}
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name == "" {
+		name = "index.html"
+	}
+	if st, err := fs.Stat(s.opts.Assets, name); err != nil || st.IsDir() {
+		name = "index.html"
+	}
+	if name == "index.html" {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	http.ServeFileFS(w, r, s.opts.Assets, name)
+}
+
+// Health is the body of GET /v1/health.
+type Health struct {
+	Status  string `json:"status"`
+	Version string `json:"version"`
+	Armed   bool   `json:"armed"`
+	Engines int    `json:"engines"`
+	Mode    string `json:"mode"`
+}
+
+func (s *Server) health() Health {
+	n := s.engines.live()
+	return Health{Status: "ok", Version: s.opts.Version, Armed: n > 0, Engines: n, Mode: s.opts.Settings.GlobalMode()}
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.health())
+}
+
+func (s *Server) handleRotateToken(w http.ResponseWriter, r *http.Request) {
+	if s.opts.RotateToken == nil || IsWindow(r.Context()) {
+		writeError(w, http.StatusForbidden, codeForbidden, "rotate the token with `tollgate token --rotate`")
+		return
+	}
+	tok, err := s.opts.RotateToken()
+	if err != nil {
+		s.log.Error("rotating token", "err", err)
+		writeError(w, http.StatusInternalServerError, codeInternal, "rotating token: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"token": tok})
+}
+
+func (s *Server) handleRaise(w http.ResponseWriter, r *http.Request) {
+	if s.opts.OnRaise == nil {
+		writeError(w, http.StatusConflict, codeConflict, "this tollgate runs headless (tollgate serve); open "+s.baseURL)
+		return
+	}
+	s.opts.OnRaise()
+	w.WriteHeader(http.StatusNoContent)
+}
