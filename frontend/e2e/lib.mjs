@@ -1,0 +1,88 @@
+// Shared helpers for the end-to-end tests: a real `tollgate serve` on a
+// fresh home and a free port, and headless Debian chromium via playwright-core.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium } from "playwright-core";
+
+export const BIN = process.env.TOLLGATE_BIN ?? resolve(import.meta.dirname, "../../build/bin/tollgate");
+export const OUT = resolve(import.meta.dirname, "../../test-output");
+mkdirSync(OUT, { recursive: true });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts `tollgate serve` and waits for api.json. */
+export async function startServe(extraArgs = [], env = {}) {
+  const home = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
+  const proc = spawn(BIN, ["serve", "--home", home, "--listen", "127.0.0.1:0", ...extraArgs], {
+    env: { ...process.env, LANG: "C", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  proc.stdout.on("data", (d) => (stdout += d));
+  proc.stderr.on("data", (d) => (stderr += d));
+  const apiPath = join(home, "api.json");
+  for (let i = 0; i < 200; i++) {
+    if (existsSync(apiPath) && /login\?nonce=/.test(stdout)) break;
+    if (proc.exitCode !== null) throw new Error(`tollgate serve exited ${proc.exitCode}: ${stderr}`);
+    await sleep(50);
+  }
+  const api = JSON.parse(readFileSync(apiPath, "utf8"));
+  const loginURL = stdout.match(/(http:\/\/\S+\/login\?nonce=[0-9a-f]+)/)?.[1];
+  if (!loginURL) throw new Error("no login URL printed: " + stdout);
+  const server = {
+    home,
+    api,
+    loginURL,
+    proc,
+    output: () => ({ stdout, stderr }),
+    async call(method, path, body) {
+      const res = await fetch(api.url + path, {
+        method,
+        headers: { Authorization: "Bearer " + api.token, "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    },
+    async stop() {
+      if (proc.exitCode === null) {
+        proc.kill("SIGTERM");
+        for (let i = 0; i < 100 && proc.exitCode === null; i++) await sleep(50);
+      }
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+/** Headless Debian chromium with a fresh profile. */
+export async function launchBrowser() {
+  const userDataDir = mkdtempSync(join(tmpdir(), "tollgate-chromium-"));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+    viewport: { width: 1280, height: 800 },
+    locale: "en-US",
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export { sleep };
