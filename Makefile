@@ -1,0 +1,102 @@
+# tollgate — build, run and test on Debian 12.
+#
+#   make run    deps + build + the desktop window (or `serve` when there is no display)
+#   make test   deps + every test: Go (race), frontend unit, browser end-to-end, window smoke
+#
+# Every system and npm package the project needs is installed here, never by hand.
+
+SHELL := /bin/bash
+GO    ?= go
+TAGS  := desktop,production,webkit2_41
+BIN   := build/bin/tollgate
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+# Debian packages: build (cgo: sqlite3, GTK, WebKitGTK) and tests (a real
+# browser, a real X server for the window, screenshots, clicks).
+APT_BUILD := build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev
+APT_TEST  := xvfb xauth x11-apps imagemagick chromium fonts-dejavu-core xdotool dbus-x11 zstd
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+GO_SOURCES := $(shell find . -name '*.go' -not -path './frontend/node_modules/*' 2>/dev/null) go.mod go.sum
+FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig.json frontend/package.json -type f 2>/dev/null)
+
+.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window vet bench fuzz clean
+
+all: build
+
+deps: deps-apt deps-npm
+
+# Installs only what is missing, so a second run is quick and needs no network.
+deps-apt:
+	@missing=""; for p in $(APT_BUILD) $(APT_TEST); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "apt: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+deps-npm: frontend/node_modules/.package-lock.json
+
+frontend/node_modules/.package-lock.json: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+	@touch $@
+
+# The UI is embedded with go:embed; dist/.gitkeep keeps the embed compiling
+# before the first build, and vite's emptyOutDir removes it, so it is restored.
+frontend/dist/index.html: $(FRONTEND_SOURCES) frontend/node_modules/.package-lock.json
+	cd frontend && npm run build
+	@touch frontend/dist/.gitkeep
+
+frontend: frontend/dist/index.html
+
+$(BIN): $(GO_SOURCES) frontend/dist/index.html
+	@mkdir -p $(dir $@)
+	CGO_ENABLED=1 $(GO) build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $@ .
+
+build: deps $(BIN)
+
+# Opens the window where there is a display; elsewhere runs the headless
+# server and prints the login URL, so `make run` works on any machine.
+run: build
+	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then \
+	  exec ./$(BIN) $(ARGS); \
+	else \
+	  echo "no display: starting 'tollgate serve' (open the login URL below in a browser)"; \
+	  exec ./$(BIN) serve $(ARGS); \
+	fi
+
+vet:
+	$(GO) vet ./...
+	@bad=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+
+test: deps vet test-go test-frontend build test-e2e test-window
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+test-frontend: deps-npm
+	cd frontend && npx tsc --noEmit && npx vitest run
+
+test-e2e: $(BIN)
+	cd frontend && TOLLGATE_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 e2e/
+
+test-window: $(BIN)
+	./test/window-smoke.sh $(BIN)
+
+# Benchmarks: medians over 6 runs; compare with benchstat.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pricing/ ./guard/... ./storage/ ./app/... | tee build/bench.txt
+
+# A short fuzz pass over every decoder (the seed corpora live in testdata/fuzz).
+FUZZTIME ?= 20s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf build/bin frontend/dist/assets frontend/dist/index.html frontend/test-output test-output

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Window smoke test: the real binary in a real Wails window under Xvfb.
+# Asserts the window is titled "tollgate", the screenshot is not blank, the
+# discovery file appears while it runs and disappears on a clean exit.
+# Screenshots land in test-output/ — look at them.
+set -euo pipefail
+BIN=$(realpath "${1:-build/bin/tollgate}")
+OUT=${OUT:-test-output}
+mkdir -p "$OUT"
+HOME_DIR=$(mktemp -d)
+LOG="$OUT/window-smoke.log"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$HOME_DIR"
+}
+trap cleanup EXIT
+
+# A free display number.
+for n in $(seq 90 140); do
+  [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ] || { DISPLAY_NUM=$n; break; }
+done
+export DISPLAY=":$DISPLAY_NUM"
+Xvfb "$DISPLAY" -screen 0 1280x860x24 -nolisten tcp >"$OUT/xvfb.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+
+# A session bus, as a desktop has; WebKitGTK and notifications use it.
+eval "$(dbus-launch --sh-syntax)"
+pids+=("$DBUS_SESSION_BUS_PID")
+
+# LANG=C: WebKitGTK then reports navigator.language "C"; the UI must survive it.
+LANG=C LC_ALL=C "$BIN" --home "$HOME_DIR" --listen 127.0.0.1:0 >"$LOG" 2>&1 &
+APP=$!
+pids+=($APP)
+
+for _ in $(seq 150); do [ -s "$HOME_DIR/api.json" ] && break; sleep 0.1; done
+[ -s "$HOME_DIR/api.json" ] || { echo "FAIL: api.json never appeared"; cat "$LOG"; exit 1; }
+
+WID=""
+for _ in $(seq 150); do
+  WID=$(xdotool search --name '^tollgate$' 2>/dev/null | head -1 || true)
+  [ -n "$WID" ] && break
+  sleep 0.2
+done
+[ -n "$WID" ] || { echo "FAIL: no window titled tollgate"; cat "$LOG"; exit 1; }
+TITLE=$(xdotool getwindowname "$WID")
+[ "$TITLE" = "tollgate" ] || { echo "FAIL: window title '$TITLE'"; exit 1; }
+
+# Give WebKit time to render the page and the first API answer.
+sleep "${SETTLE:-6}"
+SHOT="$OUT/window-smoke.png"
+import -window root "$SHOT"
+STDDEV=$(identify -format '%[fx:standard_deviation]' "$SHOT")
+COLORS=$(identify -format '%k' "$SHOT")
+echo "screenshot $SHOT: stddev=$STDDEV colors=$COLORS"
+awk -v s="$STDDEV" -v c="$COLORS" 'BEGIN { exit !(s > 0.02 && c > 16) }' || { echo "FAIL: screenshot looks blank"; exit 1; }
+
+# A second start on the same home raises the first window and exits 0.
+if ! "$BIN" --home "$HOME_DIR" --listen 127.0.0.1:0 >"$OUT/second.log" 2>&1; then
+  echo "FAIL: second start exited non-zero"; cat "$OUT/second.log"; exit 1
+fi
+grep -q "already running" "$OUT/second.log" || { echo "FAIL: second start did not say it found the live one"; cat "$OUT/second.log"; exit 1; }
+
+# Clean exit removes api.json.
+kill -TERM "$APP"
+for _ in $(seq 100); do kill -0 "$APP" 2>/dev/null || break; sleep 0.1; done
+if [ -e "$HOME_DIR/api.json" ]; then echo "FAIL: api.json left after a clean exit"; exit 1; fi
+echo "window smoke: ok"
