@@ -36,8 +36,9 @@ var migrationFiles embed.FS
 
 // DB is an open tollgate database.
 type DB struct {
-	sql  *sql.DB
-	path string
+	sql    *sql.DB
+	path   string
+	writer *groupWriter
 }
 
 // Migration is one numbered schema step.
@@ -91,11 +92,15 @@ func openWith(ctx context.Context, path string, ms []Migration) (*DB, error) {
 		sqldb.Close()
 		return nil, err
 	}
+	db.writer = newGroupWriter(sqldb)
 	return db, nil
 }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	db.writer.close()
+	return db.sql.Close()
+}
 
 // Path is the file the database lives in.
 func (db *DB) Path() string { return db.path }

@@ -20,8 +20,7 @@ CREATE TABLE sessions (
     cache_write_1h   INTEGER NOT NULL DEFAULT 0,
     output           INTEGER NOT NULL DEFAULT 0,
     cost_usd         REAL    NOT NULL DEFAULT 0,
-    folds            INTEGER NOT NULL DEFAULT 0,
-    rewrites         INTEGER NOT NULL DEFAULT 0,
+    last_context     INTEGER NOT NULL DEFAULT 0, -- context tokens of the last conversation request
     priced_by_default INTEGER NOT NULL DEFAULT 0 -- some request fell back to the default profile
 );
 CREATE INDEX sessions_last_at ON sessions(last_at DESC, id);
@@ -75,6 +74,7 @@ CREATE TABLE rewrites (
     pre_tokens       INTEGER NOT NULL DEFAULT 0,
     predicted_cold   INTEGER,
     actual_cold      INTEGER,
+    actual_seq       INTEGER,                    -- the request whose uncached part is actual_cold
     cost_usd         REAL NOT NULL DEFAULT 0,    -- break premium of the chosen order
     summary_input    INTEGER NOT NULL DEFAULT 0, -- the summary call, when known
     summary_cache_read  INTEGER NOT NULL DEFAULT 0,
@@ -89,6 +89,9 @@ CREATE TABLE rewrites (
     quote            TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX rewrites_session ON rewrites(session_id, at);
+-- rewrites still waiting for the actual cold tokens of the next request
+CREATE INDEX rewrites_actual_seq ON rewrites(session_id, actual_seq) WHERE actual_seq IS NOT NULL;
+CREATE INDEX rewrites_awaiting_actual ON rewrites(session_id) WHERE actual_cold IS NULL AND decision = 'allow';
 
 CREATE TABLE session_modes (
     session_id TEXT PRIMARY KEY,

@@ -1,0 +1,313 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"tollgate/guard/api"
+)
+
+// Session reads are served straight into the API's read models (guard/api
+// is a leaf of plain types), so no layer copies them field by field.
+
+const sessionColumns = `s.id, s.harness, s.profile, s.provider, s.model, s.title, s.started_at, s.last_at, s.requests,
+	s.input, s.cache_read, s.cache_write, s.cache_write_1h, s.output, s.cost_usd, s.priced_by_default,
+	s.context_window, s.threshold_tokens, s.last_context, COALESCE(m.mode, ''),
+	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id),
+	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id AND w.decision = 'allow' AND COALESCE(w.applied, 1) = 1 AND w.reason != 'off'),
+	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id AND w.decision = 'decline')`
+
+const sessionFrom = ` FROM sessions s LEFT JOIN session_modes m ON m.session_id = s.id`
+
+func scanSession(row scanner) (api.Session, error) {
+	var s api.Session
+	var started, last int64
+	var byDefault int
+	err := row.Scan(&s.ID, &s.Harness, &s.Profile, &s.Provider, &s.Model, &s.Title, &started, &last, &s.Requests,
+		&s.Tokens.Input, &s.Tokens.CacheRead, &s.Tokens.CacheWrite, &s.Tokens.CacheWrite1h, &s.Tokens.Output, &s.CostUSD, &byDefault,
+		&s.ContextWindow, &s.ThresholdTokens, &s.LastContextTokens, &s.SessionMode, &s.Rewrites, &s.Folds, &s.Declined)
+	if err != nil {
+		return s, err
+	}
+	s.StartedAt = time.UnixMilli(started).UTC()
+	s.LastAt = time.UnixMilli(last).UTC()
+	s.PricedByDefault = byDefault == 1
+	s.HitRate = hitRate(api.Tokens{Input: s.Tokens.Input, CacheRead: s.Tokens.CacheRead, CacheWrite: s.Tokens.CacheWrite, CacheWrite1h: s.Tokens.CacheWrite1h})
+	return s, nil
+}
+
+func hitRate(t api.Tokens) float64 {
+	prompt := t.Input + t.CacheRead + t.CacheWrite + t.CacheWrite1h
+	if prompt == 0 {
+		return 0
+	}
+	return float64(t.CacheRead) / float64(prompt)
+}
+
+// Sessions lists sessions by latest activity, newest first. before is the
+// cursor a previous page returned ("" for the first page).
+func (db *DB) Sessions(ctx context.Context, limit int, before string) (api.SessionList, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 50
+	}
+	q := "SELECT " + sessionColumns + sessionFrom
+	args := []any{}
+	if before != "" {
+		ms, id, ok := parseCursor(before)
+		if !ok {
+			return api.SessionList{}, fmt.Errorf("before: %q is not a cursor this server issued", before)
+		}
+		q += " WHERE (s.last_at < ? OR (s.last_at = ? AND s.id > ?))"
+		args = append(args, ms, ms, id)
+	}
+	q += " ORDER BY s.last_at DESC, s.id LIMIT ?"
+	args = append(args, limit+1)
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return api.SessionList{}, fmt.Errorf("listing sessions: %w", err)
+	}
+	defer rows.Close()
+	list := api.SessionList{Sessions: []api.Session{}}
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return list, fmt.Errorf("reading sessions: %w", err)
+		}
+		list.Sessions = append(list.Sessions, s)
+	}
+	if err := rows.Err(); err != nil {
+		return list, fmt.Errorf("listing sessions: %w", err)
+	}
+	if len(list.Sessions) > limit {
+		list.Sessions = list.Sessions[:limit]
+		last := list.Sessions[limit-1]
+		c := strconv.FormatInt(last.LastAt.UnixMilli(), 10) + "." + last.ID
+		list.Next = &c
+	}
+	return list, nil
+}
+
+func parseCursor(c string) (int64, string, bool) {
+	ms, id, ok := strings.Cut(c, ".")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	return n, id, ok && err == nil
+}
+
+// Session reads one session.
+func (db *DB) Session(ctx context.Context, id string) (api.Session, error) {
+	s, err := scanSession(db.sql.QueryRowContext(ctx, "SELECT "+sessionColumns+sessionFrom+" WHERE s.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, fmt.Errorf("reading session %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return s, fmt.Errorf("reading session %q: %w", id, err)
+	}
+	return s, nil
+}
+
+// Series reads a session's main-conversation points and its folds.
+func (db *DB) Series(ctx context.Context, id string) (api.Series, error) {
+	var out api.Series
+	s, err := db.Session(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	out.Session, out.ContextWindow, out.ThresholdTokens = s, s.ContextWindow, s.ThresholdTokens
+	rows, err := db.sql.QueryContext(ctx, `SELECT seq, at, purpose, context_tokens, input, cache_read, cache_write, cache_write_1h, output, cost_usd
+		FROM requests WHERE session_id = ? AND purpose = 'conversation' ORDER BY seq`, id)
+	if err != nil {
+		return out, fmt.Errorf("reading series of %q: %w", id, err)
+	}
+	defer rows.Close()
+	out.Points = make([]api.Point, 0, s.Requests)
+	for rows.Next() {
+		var p api.Point
+		var at int64
+		if err := rows.Scan(&p.Seq, &at, &p.Purpose, &p.ContextTokens, &p.Input, &p.CacheRead, &p.CacheWrite, &p.CacheWrite1h, &p.Output, &p.CostUSD); err != nil {
+			return out, fmt.Errorf("reading series of %q: %w", id, err)
+		}
+		p.At = time.UnixMilli(at).UTC()
+		out.Points = append(out.Points, p)
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("reading series of %q: %w", id, err)
+	}
+	rws, err := db.SessionRewrites(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	out.Folds = make([]api.Fold, 0, len(rws))
+	for _, r := range rws {
+		out.Folds = append(out.Folds, FoldOf(r))
+	}
+	return out, nil
+}
+
+// FoldOf turns a stored rewrite into the series' fold shape.
+func FoldOf(r Rewrite) api.Fold {
+	f := api.Fold{
+		Rewrite: r.ID, Seq: r.Seq, At: r.At, Kind: r.Kind, Trigger: r.Trigger, PreTokens: r.PreTokens,
+		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason,
+		Mode: r.Mode, Order: r.Order, Applied: r.Applied, CostUSD: r.CostUSD, Source: r.Source, Turn: r.Turn,
+	}
+	if r.SummaryCall != nil {
+		sc := r.SummaryCall
+		f.SummaryCall = &api.SummaryCall{Input: sc.Input, CacheRead: sc.CacheRead, CacheWrite: sc.CacheWrite + sc.CacheWrite1h, Output: sc.Output, CostUSD: sc.CostUSD}
+	}
+	return f
+}
+
+// Spend buckets.
+const (
+	SpendByDay     = "day"
+	SpendByProfile = "profile"
+	SpendByModel   = "model"
+)
+
+// Spend sums what was billed since `since`, bucketed by local day (in loc),
+// profile or model. Four stacks add up to the total: cache-hit input, cold
+// input, output, and the break premium — the summary calls plus the cold
+// input of the first main request after each applied fold.
+func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since time.Time) (api.Spend, error) {
+	out := api.Spend{By: by, TZ: loc.String(), Rows: []api.SpendRow{}}
+	var key string
+	switch by {
+	case SpendByDay:
+		// 15-minute UTC buckets map onto local days for every real time zone
+		// offset (they are multiples of 15 minutes), so SQLite sums and Go
+		// only places a few thousand buckets.
+		key = "CAST(r.at / 900000 AS TEXT)"
+	case SpendByProfile:
+		key = "r.profile"
+	case SpendByModel:
+		key = "r.model"
+	default:
+		return out, fmt.Errorf("by: %q: want day, profile or model", by)
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+key+` AS k,
+		COUNT(*), SUM(r.input), SUM(r.cache_read), SUM(r.cache_write), SUM(r.cache_write_1h), SUM(r.output),
+		SUM(r.cost_cache_read), SUM(r.cost_input + r.cost_cache_write), SUM(r.cost_output), SUM(r.cost_usd),
+		SUM(CASE WHEN r.purpose = 'compaction' THEN r.cost_usd
+		         WHEN f.actual_seq IS NOT NULL THEN r.cost_input + r.cost_cache_write ELSE 0 END),
+		SUM(CASE WHEN r.purpose = 'compaction' THEN r.cost_cache_read ELSE 0 END),
+		SUM(CASE WHEN r.purpose = 'compaction' THEN r.cost_output ELSE 0 END)
+		FROM requests r
+		LEFT JOIN (SELECT DISTINCT session_id, actual_seq FROM rewrites WHERE actual_seq IS NOT NULL) f
+		  ON f.session_id = r.session_id AND f.actual_seq = r.seq
+		WHERE r.at >= ? GROUP BY k`, since.UnixMilli())
+	if err != nil {
+		return out, fmt.Errorf("summing spend by %s: %w", by, err)
+	}
+	defer rows.Close()
+	buckets := map[string]*api.SpendRow{}
+	var order []string
+	for rows.Next() {
+		var k string
+		var r api.SpendRow
+		var premium, compactionHit, compactionOut float64
+		if err := rows.Scan(&k, &r.Requests, &r.Tokens.Input, &r.Tokens.CacheRead, &r.Tokens.CacheWrite, &r.Tokens.CacheWrite1h, &r.Tokens.Output,
+			&r.CacheReadUSD, &r.ColdInputUSD, &r.OutputUSD, &r.TotalUSD, &premium, &compactionHit, &compactionOut); err != nil {
+			return out, fmt.Errorf("reading spend: %w", err)
+		}
+		// Move the premium out of the stacks it was counted in, so the
+		// four stacks still add up to the total.
+		r.BreakPremiumUSD = premium
+		r.CacheReadUSD -= compactionHit
+		r.OutputUSD -= compactionOut
+		r.ColdInputUSD -= premium - compactionHit - compactionOut
+		if by == SpendByDay {
+			q, _ := strconv.ParseInt(k, 10, 64)
+			k = time.UnixMilli(q * 900000).In(loc).Format("2006-01-02")
+		}
+		b, ok := buckets[k]
+		if !ok {
+			b = &api.SpendRow{Key: k}
+			buckets[k] = b
+			order = append(order, k)
+		}
+		addSpend(b, r)
+		addSpend(&out.Totals, r)
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("reading spend: %w", err)
+	}
+	sort.Strings(order)
+	for _, k := range order {
+		out.Rows = append(out.Rows, *buckets[k])
+	}
+	out.Totals.Key = "total"
+	out.HitRate = hitRate(out.Totals.Tokens)
+	err = db.sql.QueryRowContext(ctx, `SELECT
+		COALESCE(SUM(CASE WHEN decision = 'allow' AND COALESCE(applied, 1) = 1 AND reason != 'off' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN decision = 'decline' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN decision = 'decline' THEN COALESCE(predicted_cold, 0) ELSE 0 END), 0)
+		FROM rewrites WHERE at >= ?`, since.UnixMilli()).Scan(&out.Folds, &out.Declined, &out.AvoidedColdTokens)
+	if err != nil {
+		return out, fmt.Errorf("counting folds: %w", err)
+	}
+	return out, nil
+}
+
+func addSpend(dst *api.SpendRow, r api.SpendRow) {
+	dst.Requests += r.Requests
+	dst.CacheReadUSD += r.CacheReadUSD
+	dst.ColdInputUSD += r.ColdInputUSD
+	dst.OutputUSD += r.OutputUSD
+	dst.BreakPremiumUSD += r.BreakPremiumUSD
+	dst.TotalUSD += r.TotalUSD
+	dst.Tokens.Input += r.Tokens.Input
+	dst.Tokens.CacheRead += r.Tokens.CacheRead
+	dst.Tokens.CacheWrite += r.Tokens.CacheWrite
+	dst.Tokens.CacheWrite1h += r.Tokens.CacheWrite1h
+	dst.Tokens.Output += r.Tokens.Output
+}
+
+// DeleteSession removes a session with its requests, rewrites, mode and
+// import bookkeeping (so a re-import brings it back whole).
+func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	_, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil, ErrNotFound
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM session_modes WHERE session_id = ?", id); err != nil {
+			return nil, err
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM imports WHERE session_id = ?", id)
+		return nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("deleting session %q: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteAll removes every session and returns how many there were.
+func (db *DB) DeleteAll(ctx context.Context) (int64, error) {
+	res, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+		r, err := tx.ExecContext(ctx, "DELETE FROM sessions")
+		if err != nil {
+			return nil, err
+		}
+		n, _ := r.RowsAffected()
+		for _, t := range []string{"session_modes", "imports", "rewrites", "requests"} {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
+				return nil, err
+			}
+		}
+		return n, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("deleting all sessions: %w", err)
+	}
+	return res.(int64), nil
+}

@@ -1,0 +1,233 @@
+package storage
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Usage is a request's token counts, disjoint (DESIGN §3): Input is
+// uncached, unwritten input only.
+type Usage struct {
+	Input        int64 `json:"input"`
+	CacheRead    int64 `json:"cacheRead"`
+	CacheWrite   int64 `json:"cacheWrite"`
+	CacheWrite1h int64 `json:"cacheWrite1h"`
+	Output       int64 `json:"output"`
+}
+
+// Prompt is the request's prompt size: every input token, cached or not.
+func (u Usage) Prompt() int64 { return u.Input + u.CacheRead + u.CacheWrite + u.CacheWrite1h }
+
+// Uncached is the part of the prompt not read from the cache.
+func (u Usage) Uncached() int64 { return u.Input + u.CacheWrite + u.CacheWrite1h }
+
+// Cost is what a request cost in USD, by kind.
+type Cost struct {
+	Input      float64 `json:"input"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Output     float64 `json:"output"`
+	Total      float64 `json:"total"`
+}
+
+// SessionMeta is what a request or rewrite says about its session. Empty
+// fields never overwrite known ones: a session keeps the first harness,
+// profile, provider and model it was seen with, and the latest window and
+// threshold.
+type SessionMeta struct {
+	ID              string
+	Harness         string
+	Profile         string
+	Provider        string
+	Model           string
+	Title           string
+	ContextWindow   int64
+	ThresholdTokens int64
+}
+
+// Purposes of a request.
+const (
+	PurposeConversation = "conversation"
+	PurposeCompaction   = "compaction"
+	PurposeSubagent     = "subagent"
+)
+
+// Request is one routed request, priced, ready to store.
+type Request struct {
+	Session   SessionMeta
+	RequestID string
+	At        time.Time
+	Purpose   string
+	Turn      string
+	Engine    string
+	Profile   string
+	Provider  string
+	Model     string
+	Usage     Usage
+	Cost      Cost
+	Prices    string // JSON of the prices used
+	PricedBy  string
+	OffPeak   bool
+}
+
+// StoredRequest is the committed row: what the API answers.
+type StoredRequest struct {
+	SessionID     string `json:"session"`
+	RequestID     string `json:"requestId"`
+	Seq           int64  `json:"seq"`
+	At            time.Time
+	Purpose       string `json:"purpose"`
+	ContextTokens int64  `json:"contextTokens"`
+	Cost          Cost   `json:"cost"`
+	PricedBy      string `json:"pricedBy"`
+	OffPeak       bool   `json:"offPeak"`
+	// Duplicate is set when the request id was stored before: nothing new
+	// was written and the fields are the first answer's.
+	Duplicate bool `json:"-"`
+}
+
+// RecordRequest stores one request and returns once it is committed. Under
+// concurrency requests are committed in groups (one transaction, one WAL
+// append for many), which is what makes thousands of acknowledged writes a
+// second possible; every caller still hears back only after the commit that
+// holds its row.
+func (db *DB) RecordRequest(ctx context.Context, r Request) (StoredRequest, error) {
+	res, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+		return recordRequestTx(ctx, tx, r)
+	})
+	if err != nil {
+		return StoredRequest{}, fmt.Errorf("recording request %q of session %q: %w", r.RequestID, r.Session.ID, err)
+	}
+	return res.(StoredRequest), nil
+}
+
+// RecordRequests stores many requests in one transaction (imports).
+func (db *DB) RecordRequests(ctx context.Context, rs []Request) ([]StoredRequest, error) {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("recording %d requests: %w", len(rs), err)
+	}
+	defer tx.Rollback()
+	out := make([]StoredRequest, 0, len(rs))
+	for _, r := range rs {
+		st, err := recordRequestTx(ctx, tx, r)
+		if err != nil {
+			return nil, fmt.Errorf("recording request %q of session %q: %w", r.RequestID, r.Session.ID, err)
+		}
+		out = append(out, st)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("committing %d requests: %w", len(rs), err)
+	}
+	return out, nil
+}
+
+// upsertSessionTx creates the session on first sight and refreshes what the
+// caller knows. lastAt only moves forward.
+func upsertSessionTx(ctx context.Context, tx *sql.Tx, m SessionMeta, at time.Time) error {
+	ms := at.UnixMilli()
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET
+  harness          = CASE WHEN sessions.harness  = '' THEN excluded.harness  ELSE sessions.harness  END,
+  profile          = CASE WHEN sessions.profile  = '' THEN excluded.profile  ELSE sessions.profile  END,
+  provider         = CASE WHEN sessions.provider = '' THEN excluded.provider ELSE sessions.provider END,
+  model            = CASE WHEN sessions.model    = '' THEN excluded.model    ELSE sessions.model    END,
+  title            = CASE WHEN excluded.title    = '' THEN sessions.title    ELSE excluded.title    END,
+  context_window   = CASE WHEN excluded.context_window   > 0 THEN excluded.context_window   ELSE sessions.context_window   END,
+  threshold_tokens = CASE WHEN excluded.threshold_tokens > 0 THEN excluded.threshold_tokens ELSE sessions.threshold_tokens END,
+  started_at       = MIN(sessions.started_at, excluded.started_at),
+  last_at          = MAX(sessions.last_at, excluded.last_at)`,
+		m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms)
+	if err != nil {
+		return fmt.Errorf("saving session %q: %w", m.ID, err)
+	}
+	return nil
+}
+
+func recordRequestTx(ctx context.Context, tx *sql.Tx, r Request) (StoredRequest, error) {
+	if r.Session.ID == "" {
+		return StoredRequest{}, errors.New("empty session id")
+	}
+	if r.Purpose == "" {
+		r.Purpose = PurposeConversation
+	}
+	r.Profile = cmp.Or(r.Profile, r.Session.Profile)
+	r.Provider = cmp.Or(r.Provider, r.Session.Provider)
+	r.Model = cmp.Or(r.Model, r.Session.Model)
+	// A retry of a stored request gets the first answer, and nothing is written.
+	var st StoredRequest
+	var at int64
+	var offPeak int
+	err := tx.QueryRowContext(ctx, `SELECT seq, at, purpose, context_tokens, cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, priced_by, off_peak
+		FROM requests WHERE session_id = ? AND request_id = ?`, r.Session.ID, r.RequestID).
+		Scan(&st.Seq, &at, &st.Purpose, &st.ContextTokens, &st.Cost.Input, &st.Cost.CacheRead, &st.Cost.CacheWrite, &st.Cost.Output, &st.Cost.Total, &st.PricedBy, &offPeak)
+	if err == nil {
+		st.SessionID, st.RequestID, st.At, st.OffPeak, st.Duplicate = r.Session.ID, r.RequestID, time.UnixMilli(at).UTC(), offPeak == 1, true
+		return st, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return st, fmt.Errorf("looking up request id: %w", err)
+	}
+
+	if err := upsertSessionTx(ctx, tx, r.Session, r.At); err != nil {
+		return st, err
+	}
+	u := r.Usage
+	contextTokens := u.Prompt()
+	lastContext := sql.NullInt64{}
+	if r.Purpose == PurposeConversation {
+		lastContext = sql.NullInt64{Int64: contextTokens, Valid: true}
+	}
+	pricedDefault := 0
+	if r.PricedBy == "default" {
+		pricedDefault = 1
+	}
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `UPDATE sessions SET
+		requests = requests + 1, input = input + ?, cache_read = cache_read + ?, cache_write = cache_write + ?,
+		cache_write_1h = cache_write_1h + ?, output = output + ?, cost_usd = cost_usd + ?,
+		last_context = COALESCE(?, last_context), priced_by_default = MAX(priced_by_default, ?)
+		WHERE id = ? RETURNING requests`,
+		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, r.Cost.Total, lastContext, pricedDefault, r.Session.ID).Scan(&seq); err != nil {
+		return st, fmt.Errorf("updating session totals: %w", err)
+	}
+	if r.Prices == "" {
+		r.Prices = "{}"
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
+		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
+		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
+		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, contextTokens,
+		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak)); err != nil {
+		return st, fmt.Errorf("inserting request: %w", err)
+	}
+	// The first main-conversation request after an allowed rewrite shows
+	// what the rewrite really cost: its uncached part is the actual cold
+	// tokens, stored beside the prediction.
+	if r.Purpose == PurposeConversation {
+		if _, err := tx.ExecContext(ctx, `UPDATE rewrites SET actual_cold = ?, actual_seq = ?
+			WHERE session_id = ? AND decision = 'allow' AND actual_cold IS NULL AND COALESCE(applied, 1) = 1 AND seq < ?`,
+			u.Uncached(), seq, r.Session.ID, seq); err != nil {
+			return st, fmt.Errorf("filling actual cold tokens: %w", err)
+		}
+	}
+	return StoredRequest{
+		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
+		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
+	}, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,314 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func openTest(t testing.TB) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "tollgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+func req(session, id string, at time.Time, u Usage, cost float64) Request {
+	return Request{
+		Session:   SessionMeta{ID: session, Harness: "dsh", Profile: "p", Provider: "deepseek", Model: "deepseek-flash", ContextWindow: 1000, ThresholdTokens: 800},
+		RequestID: id, At: at, Purpose: PurposeConversation, Usage: u,
+		Cost: Cost{Input: cost / 2, CacheRead: cost / 4, Output: cost / 4, Total: cost}, PricedBy: "profile",
+	}
+}
+
+func TestRecordRequestIsIdempotentAndKeepsTotals(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	u := Usage{Input: 10, CacheRead: 100, CacheWrite: 5, Output: 7}
+	first, err := db.RecordRequest(ctx, req("s1", "a", t0, u, 0.01))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Seq != 1 || first.ContextTokens != 115 || first.Duplicate {
+		t.Fatalf("first: %+v", first)
+	}
+	// A retry with other figures gets the first answer and changes nothing.
+	retry, err := db.RecordRequest(ctx, req("s1", "a", t0.Add(time.Minute), Usage{Input: 999}, 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !retry.Duplicate || retry.Seq != 1 || retry.Cost.Total != 0.01 || retry.ContextTokens != 115 {
+		t.Fatalf("retry: %+v", retry)
+	}
+	second, err := db.RecordRequest(ctx, req("s1", "b", t0.Add(time.Minute), Usage{CacheRead: 200, Output: 3}, 0.02))
+	if err != nil || second.Seq != 2 {
+		t.Fatalf("second: %+v %v", second, err)
+	}
+	s, err := db.Session(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 2 || s.Tokens.Input != 10 || s.Tokens.CacheRead != 300 || s.Tokens.CacheWrite != 5 || s.Tokens.Output != 10 ||
+		math.Abs(s.CostUSD-0.03) > 1e-12 || s.LastContextTokens != 200 || s.Harness != "dsh" || s.ContextWindow != 1000 {
+		t.Fatalf("session: %+v", s)
+	}
+	if want := 300.0 / 315.0; math.Abs(s.HitRate-want) > 1e-12 {
+		t.Fatalf("hit rate %v, want %v", s.HitRate, want)
+	}
+	if !s.StartedAt.Equal(t0) || !s.LastAt.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("times %v %v", s.StartedAt, s.LastAt)
+	}
+}
+
+func TestConcurrentRecordsAreAllCommittedOnce(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	var wg sync.WaitGroup
+	const clients, each = 20, 25
+	errs := make(chan error, clients*each*2)
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				r := req(fmt.Sprintf("s%d", c%4), fmt.Sprintf("c%d-%d", c, i), t0, Usage{Input: 1, Output: 1}, 0.001)
+				for try := 0; try < 2; try++ { // every request retried once
+					if _, err := db.RecordRequest(ctx, r); err != nil {
+						errs <- err
+					}
+				}
+			}
+		}(c)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var n, seqs int
+	db.sql.QueryRow("SELECT COUNT(*), COUNT(DISTINCT session_id || '/' || seq) FROM requests").Scan(&n, &seqs)
+	if n != clients*each || seqs != n {
+		t.Fatalf("%d rows with %d distinct seqs, want %d", n, seqs, clients*each)
+	}
+	list, err := db.Sessions(ctx, 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, s := range list.Sessions {
+		total += s.Requests
+	}
+	if total != clients*each {
+		t.Fatalf("session totals %d, want %d", total, clients*each)
+	}
+}
+
+func TestOneFailingWriteDoesNotSinkItsGroup(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	var wg sync.WaitGroup
+	results := make([]error, 40)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := req("s", fmt.Sprint(i), t0, Usage{Input: 1}, 0)
+			if i%10 == 0 {
+				r.Session.ID = "" // invalid
+			}
+			_, results[i] = db.RecordRequest(ctx, r)
+		}(i)
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range results {
+		if (i%10 == 0) != (err != nil) {
+			t.Fatalf("request %d: err %v", i, err)
+		}
+		if err == nil {
+			ok++
+		}
+	}
+	var n int
+	db.sql.QueryRow("SELECT COUNT(*) FROM requests").Scan(&n)
+	if n != ok {
+		t.Fatalf("%d rows, want %d", n, ok)
+	}
+}
+
+func TestRewriteLifecycleFillsActualColdFromTheNextConversationRequest(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	if _, err := db.RecordRequest(ctx, req("s", "1", t0, Usage{CacheRead: 500, Output: 10}, 0.01)); err != nil {
+		t.Fatal(err)
+	}
+	pred := int64(300)
+	rw, err := db.CreateRewrite(ctx, Rewrite{ID: "r_1", Session: SessionMeta{ID: "s"}, At: t0.Add(time.Second), Kind: "summary", Mode: "ask", PredictedCold: &pred, PreTokens: 510})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rw.Seq != 1 || rw.Status != StatusPending {
+		t.Fatalf("created %+v", rw)
+	}
+	if err := db.DecideRewrite(ctx, "r_1", "allow", "user", "ask", "summarize-then-prune-tail", t0.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DecideRewrite(ctx, "r_1", "decline", "user", "ask", "", t0); !errors.Is(err, ErrAlreadyDecided) {
+		t.Fatalf("second decision: %v", err)
+	}
+	if err := db.DecideRewrite(ctx, "r_nope", "allow", "user", "ask", "", t0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown rewrite: %v", err)
+	}
+	// The compaction call itself does not count; the next conversation request does.
+	c := req("s", "2", t0.Add(3*time.Second), Usage{Input: 999}, 0.05)
+	c.Purpose = PurposeCompaction
+	db.RecordRequest(ctx, c)
+	db.RecordRequest(ctx, req("s", "3", t0.Add(4*time.Second), Usage{Input: 20, CacheRead: 64, CacheWrite: 250, Output: 5}, 0.02))
+	db.RecordRequest(ctx, req("s", "4", t0.Add(5*time.Second), Usage{Input: 1, CacheRead: 400}, 0.001))
+	got, err := db.Rewrite(ctx, "r_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ActualCold == nil || *got.ActualCold != 270 || got.Decision != "allow" || got.Order != "summarize-then-prune-tail" {
+		t.Fatalf("rewrite %+v actual %v", got, got.ActualCold)
+	}
+	series, err := db.Series(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(series.Points) != 3 || len(series.Folds) != 1 || *series.Folds[0].ActualColdTokens != 270 || *series.Folds[0].PredictedColdTokens != 300 {
+		t.Fatalf("series %+v", series)
+	}
+	// An outcome of "not applied" clears the actual figure.
+	if err := db.SetRewriteOutcome(ctx, "r_1", false, "harness crashed"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.Rewrite(ctx, "r_1")
+	if got.ActualCold != nil || got.Applied == nil || *got.Applied || got.OutcomeError != "harness crashed" {
+		t.Fatalf("after outcome: %+v", got)
+	}
+}
+
+func TestSpendStacksAddUpToTheTotal(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	// 23:30 UTC on the 29th is 00:30 on the 30th in Berlin.
+	r1 := req("s", "1", time.Date(2026, 11, 29, 23, 30, 0, 0, time.UTC), Usage{Input: 100, CacheRead: 1000, Output: 10}, 0)
+	r1.Cost = Cost{Input: 0.30, CacheRead: 0.05, CacheWrite: 0.10, Output: 0.02, Total: 0.47}
+	db.RecordRequest(ctx, r1)
+	pred := int64(5000)
+	db.CreateRewrite(ctx, Rewrite{ID: "r_a", Session: SessionMeta{ID: "s"}, At: r1.At.Add(time.Minute), Status: StatusDecided, Decision: "allow", Reason: "auto", PredictedCold: &pred})
+	sum := req("s", "2", r1.At.Add(2*time.Minute), Usage{Input: 50, Output: 40}, 0)
+	sum.Purpose = PurposeCompaction
+	sum.Cost = Cost{Input: 0.01, CacheRead: 0.02, Output: 0.03, Total: 0.06}
+	db.RecordRequest(ctx, sum)
+	after := req("s", "3", r1.At.Add(3*time.Minute), Usage{Input: 5000, CacheRead: 64}, 0)
+	after.Cost = Cost{Input: 1.5, CacheRead: 0.001, Output: 0.01, Total: 1.511}
+	db.RecordRequest(ctx, after)
+	db.CreateRewrite(ctx, Rewrite{ID: "r_b", Session: SessionMeta{ID: "s"}, At: r1.At.Add(4 * time.Minute), Status: StatusDecided, Decision: "decline", Reason: "user", PredictedCold: &pred})
+
+	sp, err := db.Spend(ctx, SpendByDay, berlin, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sp.Rows) != 1 || sp.Rows[0].Key != "2026-11-30" {
+		t.Fatalf("rows %+v: want one Berlin day 2026-11-30", sp.Rows)
+	}
+	row := sp.Rows[0]
+	stacks := row.CacheReadUSD + row.ColdInputUSD + row.OutputUSD + row.BreakPremiumUSD
+	if math.Abs(stacks-row.TotalUSD) > 1e-9 || math.Abs(row.TotalUSD-2.041) > 1e-9 {
+		t.Fatalf("stacks %v vs total %v: %+v", stacks, row.TotalUSD, row)
+	}
+	if math.Abs(row.BreakPremiumUSD-(0.06+1.5)) > 1e-9 {
+		t.Fatalf("break premium %v, want the summary call 0.06 + the cold input after the fold 1.5", row.BreakPremiumUSD)
+	}
+	if sp.Folds != 1 || sp.Declined != 1 || sp.AvoidedColdTokens != 5000 {
+		t.Fatalf("folds %d declined %d avoided %d", sp.Folds, sp.Declined, sp.AvoidedColdTokens)
+	}
+	byModel, err := db.Spend(ctx, SpendByModel, time.UTC, time.Time{})
+	if err != nil || len(byModel.Rows) != 1 || byModel.Rows[0].Key != "deepseek-flash" {
+		t.Fatalf("by model %+v %v", byModel, err)
+	}
+	if _, err := db.Spend(ctx, "week", time.UTC, time.Time{}); err == nil {
+		t.Fatal("by=week accepted")
+	}
+}
+
+func TestSessionsPageByCursorAndDelete(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	for i := 0; i < 7; i++ {
+		db.RecordRequest(ctx, req(fmt.Sprintf("s%d", i), "x", t0.Add(time.Duration(i)*time.Minute), Usage{Input: 1}, 0))
+	}
+	var seen []string
+	cursor := ""
+	for {
+		page, err := db.Sessions(ctx, 3, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range page.Sessions {
+			seen = append(seen, s.ID)
+		}
+		if page.Next == nil {
+			break
+		}
+		cursor = *page.Next
+	}
+	if fmt.Sprint(seen) != "[s6 s5 s4 s3 s2 s1 s0]" {
+		t.Fatalf("pages gave %v", seen)
+	}
+	if _, err := db.Sessions(ctx, 3, "garbage"); err == nil {
+		t.Fatal("bad cursor accepted")
+	}
+	if err := db.DeleteSession(ctx, "s3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Session(ctx, "s3"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted session still readable: %v", err)
+	}
+	var n int
+	db.sql.QueryRow("SELECT COUNT(*) FROM requests WHERE session_id = 's3'").Scan(&n)
+	if n != 0 {
+		t.Fatal("requests of a deleted session remain")
+	}
+	if n, err := db.DeleteAll(ctx); err != nil || n != 6 {
+		t.Fatalf("delete all: %d %v", n, err)
+	}
+}
+
+func TestSessionModesPersist(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tollgate.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetSessionMode(ctx, "a", "auto", t0)
+	db.SetSessionMode(ctx, "b", "off", t0)
+	db.SetSessionMode(ctx, "b", "", t0)
+	db.Close()
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	modes, err := db.SessionModes(ctx)
+	if err != nil || len(modes) != 1 || modes["a"] != "auto" {
+		t.Fatalf("modes after restart %v %v", modes, err)
+	}
+	if err := db.SetSessionMode(ctx, "c", "sometimes", t0); err == nil {
+		t.Fatal("invalid mode stored")
+	}
+}

@@ -1,0 +1,293 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Rewrite statuses.
+const (
+	StatusPending = "pending"
+	StatusDecided = "decided"
+)
+
+// ErrNotFound is returned when a row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrAlreadyDecided is returned when a rewrite already has its decision.
+var ErrAlreadyDecided = errors.New("already decided")
+
+// SummaryCall is the usage of a fold's summary call, when known.
+type SummaryCall struct {
+	Usage
+	CostUSD float64
+}
+
+// Rewrite is one asked (or imported) context rewrite.
+type Rewrite struct {
+	ID            string
+	Session       SessionMeta
+	Seq           int64 // requests of the session recorded before it
+	At            time.Time
+	Engine        string
+	Turn          string
+	Trigger       string
+	Kind          string // summary | prune
+	Source        string // api | import
+	Mode          string
+	Status        string
+	Decision      string
+	Reason        string
+	Order         string
+	PreTokens     int64
+	PredictedCold *int64
+	ActualCold    *int64
+	CostUSD       float64 // break premium of the chosen order
+	SummaryCall   *SummaryCall
+	DeadlineAt    time.Time
+	DecidedAt     time.Time
+	Applied       *bool
+	OutcomeError  string
+	Plan          string // JSON: ids and token counts only
+	Quote         string // JSON
+}
+
+// CreateRewrite stores a rewrite (pending, or already decided in auto and
+// off modes: then one commit covers the whole gate). Seq is filled in from
+// the session's request count.
+func (db *DB) CreateRewrite(ctx context.Context, r Rewrite) (Rewrite, error) {
+	res, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+		return createRewriteTx(ctx, tx, r)
+	})
+	if err != nil {
+		return r, fmt.Errorf("storing rewrite %s of session %q: %w", r.ID, r.Session.ID, err)
+	}
+	return res.(Rewrite), nil
+}
+
+func createRewriteTx(ctx context.Context, tx *sql.Tx, r Rewrite) (Rewrite, error) {
+	if err := upsertSessionTx(ctx, tx, r.Session, r.At); err != nil {
+		return r, err
+	}
+	if r.Seq == 0 {
+		if err := tx.QueryRowContext(ctx, "SELECT requests FROM sessions WHERE id = ?", r.Session.ID).Scan(&r.Seq); err != nil {
+			return r, fmt.Errorf("reading session request count: %w", err)
+		}
+	}
+	if r.Source == "" {
+		r.Source = "api"
+	}
+	if r.Status == "" {
+		r.Status = StatusPending
+	}
+	if r.Plan == "" {
+		r.Plan = "{}"
+	}
+	if r.Quote == "" {
+		r.Quote = "null"
+	}
+	sc := r.SummaryCall
+	if sc == nil {
+		sc = &SummaryCall{}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO rewrites (id, session_id, seq, at, engine, turn, trigger, kind, source, mode, status,
+		decision, reason, order_name, pre_tokens, predicted_cold, actual_cold, cost_usd,
+		summary_input, summary_cache_read, summary_cache_write, summary_output, summary_cost_usd,
+		deadline_at, decided_at, applied, outcome_error, plan, quote)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Session.ID, r.Seq, r.At.UnixMilli(), r.Engine, r.Turn, r.Trigger, r.Kind, r.Source, r.Mode, r.Status,
+		r.Decision, r.Reason, r.Order, r.PreTokens, nullInt(r.PredictedCold), nullInt(r.ActualCold), r.CostUSD,
+		sc.Input, sc.CacheRead, sc.CacheWrite+sc.CacheWrite1h, sc.Output, sc.CostUSD,
+		msOrZero(r.DeadlineAt), msOrZero(r.DecidedAt), nullBool(r.Applied), r.OutcomeError, r.Plan, r.Quote)
+	if err != nil {
+		return r, fmt.Errorf("inserting rewrite: %w", err)
+	}
+	return r, nil
+}
+
+// DecideRewrite records the decision of a pending rewrite. A rewrite is
+// decided once: a second decision gets ErrAlreadyDecided.
+func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, order string, at time.Time) error {
+	_, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+		res, err := tx.ExecContext(ctx, `UPDATE rewrites SET status = 'decided', decision = ?, reason = ?, mode = ?,
+			order_name = CASE WHEN ? = '' THEN order_name ELSE ? END, decided_at = ?
+			WHERE id = ? AND status = 'pending'`, decision, reason, mode, order, order, at.UnixMilli(), id)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			var status string
+			if err := tx.QueryRowContext(ctx, "SELECT status FROM rewrites WHERE id = ?", id).Scan(&status); errors.Is(err, sql.ErrNoRows) {
+				return nil, ErrNotFound
+			}
+			return nil, ErrAlreadyDecided
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("deciding rewrite %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetRewriteOutcome records whether the harness applied the rewrite. A
+// rewrite that did not land has no actual cold tokens.
+func (db *DB) SetRewriteOutcome(ctx context.Context, id string, applied bool, errText string) error {
+	_, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+		res, err := tx.ExecContext(ctx, `UPDATE rewrites SET applied = ?, outcome_error = ?,
+			actual_cold = CASE WHEN ? THEN actual_cold ELSE NULL END,
+			actual_seq  = CASE WHEN ? THEN actual_seq  ELSE NULL END
+			WHERE id = ?`, boolInt(applied), errText, applied, applied, id)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil, ErrNotFound
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("recording outcome of rewrite %s: %w", id, err)
+	}
+	return nil
+}
+
+const rewriteColumns = `r.id, r.session_id, r.seq, r.at, r.engine, r.turn, r.trigger, r.kind, r.source, r.mode, r.status,
+	r.decision, r.reason, r.order_name, r.pre_tokens, r.predicted_cold, r.actual_cold, r.cost_usd,
+	r.summary_input, r.summary_cache_read, r.summary_cache_write, r.summary_output, r.summary_cost_usd,
+	r.deadline_at, r.decided_at, r.applied, r.outcome_error, r.plan, r.quote`
+
+type scanner interface{ Scan(...any) error }
+
+func scanRewrite(row scanner) (Rewrite, error) {
+	var r Rewrite
+	var at, deadline, decided int64
+	var predicted, actual, applied sql.NullInt64
+	var sc SummaryCall
+	err := row.Scan(&r.ID, &r.Session.ID, &r.Seq, &at, &r.Engine, &r.Turn, &r.Trigger, &r.Kind, &r.Source, &r.Mode, &r.Status,
+		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &actual, &r.CostUSD,
+		&sc.Input, &sc.CacheRead, &sc.CacheWrite, &sc.Output, &sc.CostUSD,
+		&deadline, &decided, &applied, &r.OutcomeError, &r.Plan, &r.Quote)
+	if err != nil {
+		return r, err
+	}
+	r.At = time.UnixMilli(at).UTC()
+	if deadline != 0 {
+		r.DeadlineAt = time.UnixMilli(deadline).UTC()
+	}
+	if decided != 0 {
+		r.DecidedAt = time.UnixMilli(decided).UTC()
+	}
+	if predicted.Valid {
+		r.PredictedCold = &predicted.Int64
+	}
+	if actual.Valid {
+		r.ActualCold = &actual.Int64
+	}
+	if applied.Valid {
+		b := applied.Int64 == 1
+		r.Applied = &b
+	}
+	if sc != (SummaryCall{}) {
+		r.SummaryCall = &sc
+	}
+	return r, nil
+}
+
+// Rewrite reads one rewrite.
+func (db *DB) Rewrite(ctx context.Context, id string) (Rewrite, error) {
+	r, err := scanRewrite(db.sql.QueryRowContext(ctx, "SELECT "+rewriteColumns+" FROM rewrites r WHERE r.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("reading rewrite %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("reading rewrite %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// SessionRewrites lists a session's rewrites in order.
+func (db *DB) SessionRewrites(ctx context.Context, sessionID string) ([]Rewrite, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT "+rewriteColumns+" FROM rewrites r WHERE r.session_id = ? ORDER BY r.at, r.seq, r.id", sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("listing rewrites of %q: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []Rewrite
+	for rows.Next() {
+		r, err := scanRewrite(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading rewrites of %q: %w", sessionID, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ExpirePending declines rewrites a previous process left pending: nobody
+// is waiting for them any more. It returns how many it closed.
+func (db *DB) ExpirePending(ctx context.Context, at time.Time) (int64, error) {
+	res, err := db.sql.ExecContext(ctx, `UPDATE rewrites SET status = 'decided', decision = 'decline', reason = 'timeout', decided_at = ?
+		WHERE status = 'pending'`, at.UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("closing rewrites left pending: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// SetSessionMode stores a session's mode override; "" removes it.
+func (db *DB) SetSessionMode(ctx context.Context, sessionID, mode string, at time.Time) error {
+	var err error
+	if mode == "" {
+		_, err = db.sql.ExecContext(ctx, "DELETE FROM session_modes WHERE session_id = ?", sessionID)
+	} else {
+		_, err = db.sql.ExecContext(ctx, `INSERT INTO session_modes (session_id, mode, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT(session_id) DO UPDATE SET mode = excluded.mode, updated_at = excluded.updated_at`, sessionID, mode, at.UnixMilli())
+	}
+	if err != nil {
+		return fmt.Errorf("saving mode of session %q: %w", sessionID, err)
+	}
+	return nil
+}
+
+// SessionModes returns every session mode override.
+func (db *DB) SessionModes(ctx context.Context) (map[string]string, error) {
+	rows, err := db.sql.QueryContext(ctx, "SELECT session_id, mode FROM session_modes")
+	if err != nil {
+		return nil, fmt.Errorf("reading session modes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, mode string
+		if err := rows.Scan(&id, &mode); err != nil {
+			return nil, fmt.Errorf("reading session modes: %w", err)
+		}
+		out[id] = mode
+	}
+	return out, rows.Err()
+}
+
+func nullInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nullBool(p *bool) any {
+	if p == nil {
+		return nil
+	}
+	return boolInt(*p)
+}
+
+func msOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
