@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"tollgate/guard/api"
 	"tollgate/pricing"
 	"tollgate/storage"
 )
@@ -30,12 +31,5 @@ func (s *Settings) PriceUsage(profile, provider, model string, at time.Time, u p
 	return PricedUsage{Cost: prices.Cost(u), Prices: string(b), PricedBy: by, OffPeak: offPeak}, nil
 }
 
-// StorageUsage converts the pricing package's usage to storage's.
-func StorageUsage(u pricing.Usage) storage.Usage {
-	return storage.Usage{Input: u.InputTokens, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, CacheWrite1h: u.CacheWrite1hTokens, Output: u.OutputTokens}
-}
-
-// StorageCost converts the pricing package's cost to storage's.
-func StorageCost(c pricing.Cost) storage.Cost {
-	return storage.Cost{Input: c.Input, CacheRead: c.CacheRead, CacheWrite: c.CacheWrite, Output: c.Output, Total: c.Total}
-}
+// StorageUsage converts the pricing package's usage to storage's token counts.
+func StorageUsage(u pricing.Usage) storage.Usage { return api.TokensOf(u) }

@@ -7,88 +7,32 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"tollgate/guard/api"
+	"tollgate/pricing"
 )
 
-// Usage is a request's token counts, disjoint (DESIGN §3): Input is
-// uncached, unwritten input only.
-type Usage struct {
-	Input        int64 `json:"input"`
-	CacheRead    int64 `json:"cacheRead"`
-	CacheWrite   int64 `json:"cacheWrite"`
-	CacheWrite1h int64 `json:"cacheWrite1h"`
-	Output       int64 `json:"output"`
-}
-
-// Prompt is the request's prompt size: every input token, cached or not.
-func (u Usage) Prompt() int64 { return u.Input + u.CacheRead + u.CacheWrite + u.CacheWrite1h }
-
-// Uncached is the part of the prompt not read from the cache.
-func (u Usage) Uncached() int64 { return u.Input + u.CacheWrite + u.CacheWrite1h }
-
-// Cost is what a request cost in USD, by kind.
-type Cost struct {
-	Input      float64 `json:"input"`
-	CacheRead  float64 `json:"cacheRead"`
-	CacheWrite float64 `json:"cacheWrite"`
-	Output     float64 `json:"output"`
-	Total      float64 `json:"total"`
-}
-
-// SessionMeta is what a request or rewrite says about its session. Empty
-// fields never overwrite known ones: a session keeps the first harness,
-// profile, provider and model it was seen with, and the latest window and
-// threshold.
-type SessionMeta struct {
-	ID              string
-	Harness         string
-	Profile         string
-	Provider        string
-	Model           string
-	Title           string
-	ContextWindow   int64
-	ThresholdTokens int64
-}
+// The records are the guard's (guard/api is a leaf of plain types); the
+// aliases keep storage's own names and let *DB satisfy guard.Store.
+type (
+	// Usage is a request's token counts, disjoint (DESIGN §3).
+	Usage = api.Tokens
+	// Cost is what a request cost in USD, by kind.
+	Cost = pricing.Cost
+	// SessionMeta is what a request or rewrite says about its session.
+	SessionMeta = api.SessionMeta
+	// Request is one routed request, priced, ready to store.
+	Request = api.RequestRecord
+	// StoredRequest is the committed row: what the API answers.
+	StoredRequest = api.StoredRequest
+)
 
 // Purposes of a request.
 const (
-	PurposeConversation = "conversation"
-	PurposeCompaction   = "compaction"
-	PurposeSubagent     = "subagent"
+	PurposeConversation = api.PurposeConversation
+	PurposeCompaction   = api.PurposeCompaction
+	PurposeSubagent     = api.PurposeSubagent
 )
-
-// Request is one routed request, priced, ready to store.
-type Request struct {
-	Session   SessionMeta
-	RequestID string
-	At        time.Time
-	Purpose   string
-	Turn      string
-	Engine    string
-	Profile   string
-	Provider  string
-	Model     string
-	Usage     Usage
-	Cost      Cost
-	Prices    string // JSON of the prices used
-	PricedBy  string
-	OffPeak   bool
-}
-
-// StoredRequest is the committed row: what the API answers.
-type StoredRequest struct {
-	SessionID     string `json:"session"`
-	RequestID     string `json:"requestId"`
-	Seq           int64  `json:"seq"`
-	At            time.Time
-	Purpose       string `json:"purpose"`
-	ContextTokens int64  `json:"contextTokens"`
-	Cost          Cost   `json:"cost"`
-	PricedBy      string `json:"pricedBy"`
-	OffPeak       bool   `json:"offPeak"`
-	// Duplicate is set when the request id was stored before: nothing new
-	// was written and the fields are the first answer's.
-	Duplicate bool `json:"-"`
-}
 
 // RecordRequest stores one request and returns once it is committed. Under
 // concurrency requests are committed in groups (one transaction, one WAL

@@ -6,54 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"tollgate/guard/api"
 )
 
 // Rewrite statuses.
 const (
-	StatusPending = "pending"
-	StatusDecided = "decided"
+	StatusPending = api.StatusPending
+	StatusDecided = api.StatusDecided
 )
 
 // ErrNotFound is returned when a row does not exist.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = api.ErrNotFound
 
 // ErrAlreadyDecided is returned when a rewrite already has its decision.
-var ErrAlreadyDecided = errors.New("already decided")
+var ErrAlreadyDecided = api.ErrAlreadyDecided
 
-// SummaryCall is the usage of a fold's summary call, when known.
-type SummaryCall struct {
-	Usage
-	CostUSD float64
-}
-
-// Rewrite is one asked (or imported) context rewrite.
-type Rewrite struct {
-	ID            string
-	Session       SessionMeta
-	Seq           int64 // requests of the session recorded before it
-	At            time.Time
-	Engine        string
-	Turn          string
-	Trigger       string
-	Kind          string // summary | prune
-	Source        string // api | import
-	Mode          string
-	Status        string
-	Decision      string
-	Reason        string
-	Order         string
-	PreTokens     int64
-	PredictedCold *int64
-	ActualCold    *int64
-	CostUSD       float64 // break premium of the chosen order
-	SummaryCall   *SummaryCall
-	DeadlineAt    time.Time
-	DecidedAt     time.Time
-	Applied       *bool
-	OutcomeError  string
-	Plan          string // JSON: ids and token counts only
-	Quote         string // JSON
-}
+type (
+	// SummaryCall is the usage of a fold's summary call, when known.
+	SummaryCall = api.SummaryCallUsage
+	// Rewrite is one asked (or imported) context rewrite.
+	Rewrite = api.RewriteRecord
+)
 
 // CreateRewrite stores a rewrite (pending, or already decided in auto and
 // off modes: then one commit covers the whole gate). Seq is filled in from
