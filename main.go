@@ -64,6 +64,8 @@ func run(args []string, stdio app.IO) int {
 		return app.RunLogin(rest, stdio)
 	case "token":
 		return app.RunToken(rest, stdio)
+	case "quote":
+		return app.RunQuoteCommand(rest, stdio)
 	case "version", "--version":
 		fmt.Fprintln(stdio.Stdout, "tollgate", version)
 		return 0

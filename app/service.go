@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"tollgate/guard"
+	"tollgate/pricing"
 	"tollgate/storage"
 )
 
@@ -29,6 +30,8 @@ type StartOptions struct {
 	Assets  fs.FS
 	Desktop bool
 	Logger  *slog.Logger
+	// Routes are extra authenticated API routes (import, simulate).
+	Routes map[string]http.Handler
 }
 
 // Service is one running tollgate: config, database, API listener.
@@ -115,7 +118,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		settings: NewSettings(cfg),
 		serveErr: make(chan error, 1),
 	}
-	srv, err := guard.NewServer(guard.Options{
+	srv, err := guard.NewServer(ctx, guard.Options{
 		Version:      opts.Version,
 		Assets:       opts.Assets,
 		Token:        s.currentToken,
@@ -123,7 +126,12 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		BaseURL:      url,
 		InsecureHost: guard.InsecureHostFor(cfg.Listen),
 		Settings:     s.settings,
+		Store:        db,
+		Pricer:       gatePricer{s.settings},
+		Reprice:      s.reprice,
+		Routes:       opts.Routes,
 		OnRaise:      s.onRaise(opts.Desktop),
+		OnQuestion:   s.onRaise(opts.Desktop),
 		Logger:       log,
 	})
 	if err != nil {
@@ -202,9 +210,21 @@ func (s *Service) Token() string { return s.currentToken() }
 // Done is closed with the listener's error when it stops serving.
 func (s *Service) Done() <-chan error { return s.serveErr }
 
+// reprice re-prices stored requests with today's prices (an explicit
+// action: history otherwise keeps the prices it was billed at).
+func (s *Service) reprice(ctx context.Context, session string) (int64, int64, error) {
+	return s.DB.Reprice(ctx, session, func(r storage.ExportedRequest) (storage.Cost, string, string, bool, error) {
+		u := pricing.Usage{InputTokens: r.Usage.Input, CacheReadTokens: r.Usage.CacheRead, CacheWriteTokens: r.Usage.CacheWrite,
+			CacheWrite1hTokens: r.Usage.CacheWrite1h, OutputTokens: r.Usage.Output}
+		pu, err := s.settings.PriceUsage(r.Profile, r.Provider, r.Model, r.At, u)
+		return pu.Cost, pu.Prices, string(pu.PricedBy), pu.OffPeak, err
+	})
+}
+
 // Close stops the listener, removes api.json and closes the database.
 func (s *Service) Close(ctx context.Context) error {
 	RemoveAPIInfo(s.Home, os.Getpid())
+	s.Server.Close()
 	err := s.http.Shutdown(ctx)
 	if err != nil {
 		s.http.Close()

@@ -77,6 +77,21 @@ func (r *engineRegistry) touch(id string) {
 	}
 }
 
+// get returns a live engine.
+func (r *engineRegistry) get(id string) (Engine, bool) {
+	if id == "" {
+		return Engine{}, false
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.engines[id]
+	if !ok || now.After(e.Expires) {
+		return Engine{}, false
+	}
+	return *e, true
+}
+
 func (r *engineRegistry) remove(id string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -16,9 +17,6 @@ import (
 
 const testToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-type fixedSettings struct{ mode string }
-
-func (f fixedSettings) GlobalMode() string { return f.mode }
 
 type fakeClock struct {
 	mu sync.Mutex
@@ -49,12 +47,14 @@ func newTestServer(t *testing.T, clock *fakeClock) (*Server, *httptest.Server) {
 		Assets:   testAssets,
 		Token:    func() string { return testToken },
 		BaseURL:  "http://" + ln.Addr().String(),
-		Settings: fixedSettings{mode: "ask"},
+		Settings: newTestSettings("ask"),
+		Store:    openTestStore(t),
+		Pricer:   testPricer{},
 	}
 	if clock != nil {
 		opts.Now = clock.Now
 	}
-	s, err := NewServer(opts)
+	s, err := NewServer(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestTCPSecurityLayers(t *testing.T) {
 		{name: "origin own localhost", method: "GET", path: "/v1/health", origin: "http://localhost:" + itoa(port), cookie: cookie, want: 200},
 		{name: "body 2 MiB", method: "POST", path: "/v1/login", token: testToken, body: 2 << 20, want: 413},
 		{name: "body 2 MiB unauthenticated is 401 first", method: "POST", path: "/v1/login", body: 2 << 20, want: 401},
-		{name: "surface endpoint takes 2 MiB", method: "POST", path: "/v1/sessions/s1/requests", token: testToken, body: 2 << 20, want: 404},
+		{name: "surface endpoint takes 2 MiB", method: "POST", path: "/v1/sessions/s1/requests", token: testToken, body: 2 << 20, want: 400},
 		{name: "surface endpoint 17 MiB", method: "POST", path: "/v1/sessions/s1/rewrites", token: testToken, body: 17 << 20, want: 413},
 		{name: "static index public", method: "GET", path: "/", want: 200},
 		{name: "static asset public", method: "GET", path: "/assets/app.js", want: 200},
@@ -231,10 +231,12 @@ func TestLoginNonceIsSingleUseAndExpires(t *testing.T) {
 func TestCookieDiesWithTokenRotation(t *testing.T) {
 	token := testToken
 	var mu sync.Mutex
-	s, err := NewServer(Options{
+	s, err := NewServer(context.Background(), Options{
 		Token:    func() string { mu.Lock(); defer mu.Unlock(); return token },
 		BaseURL:  "http://127.0.0.1:47631",
-		Settings: fixedSettings{"ask"},
+		Settings: newTestSettings("ask"),
+		Store:    openTestStore(t),
+		Pricer:   testPricer{},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +293,7 @@ func TestInsecureListenAdmitsItsHost(t *testing.T) {
 }
 
 func TestTrustedChainSkipsTokenAndHostChecks(t *testing.T) {
-	s, err := NewServer(Options{Token: func() string { return testToken }, BaseURL: "http://127.0.0.1:47631", Settings: fixedSettings{"auto"}, Assets: testAssets})
+	s, err := NewServer(context.Background(), Options{Token: func() string { return testToken }, BaseURL: "http://127.0.0.1:47631", Settings: newTestSettings("auto"), Store: openTestStore(t), Pricer: testPricer{}, Assets: testAssets})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@
 package guard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,18 +35,26 @@ type Options struct {
 	BaseURL string
 	// InsecureHost is a non-loopback listen host admitted by --insecure-listen.
 	InsecureHost string
-	// Settings reads and writes config.yaml's modes.
+	// Settings reads and writes config.yaml's modes (and, when it also
+	// implements SettingsEditor, the Settings page's profiles).
 	Settings Settings
+	// Store is the database.
+	Store Store
+	// Pricer prices requests and finds cache models.
+	Pricer Pricer
+	// Integrations lists installed hook integrations (nil: none).
+	Integrations func() []Integration
+	// Reprice re-prices stored requests of a session ("" = all).
+	Reprice func(ctx context.Context, session string) (requests, sessions int64, err error)
+	// Routes are extra authenticated routes (pattern → handler), for the
+	// app's import and simulate actions.
+	Routes map[string]http.Handler
 	// OnRaise brings the desktop window to the front (nil in serve mode).
 	OnRaise func()
-	Logger  *slog.Logger
-	Now     func() time.Time
-}
-
-// Settings is the part of the configuration the guard reads and changes.
-// The app implements it on top of config.yaml.
-type Settings interface {
-	GlobalMode() string
+	// OnQuestion runs when a question starts waiting (the window raises).
+	OnQuestion func()
+	Logger     *slog.Logger
+	Now        func() time.Time
 }
 
 // Server is the /v1 API and the static UI.
@@ -58,19 +68,28 @@ type Server struct {
 	logins  *loginNonces
 	mux     *http.ServeMux
 	engines *engineRegistry
+
+	settings Settings
+	store    Store
+	pricer   Pricer
+	events   *hub
+	broker   *broker
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // NewServer builds the routes. The listener's address must be known first:
 // the cookie name and the Origin check depend on its port.
-func NewServer(opts Options) (*Server, error) {
-	if opts.Token == nil || opts.Settings == nil {
-		return nil, errors.New("guard: Options.Token and Options.Settings are required")
+func NewServer(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Token == nil || opts.Settings == nil || opts.Store == nil || opts.Pricer == nil {
+		return nil, errors.New("guard: Options.Token, Settings, Store and Pricer are required")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	now := opts.Now
+	if now == nil {
+		now = time.Now
 	}
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(opts.BaseURL, "http://"))
 	if err != nil {
@@ -79,16 +98,51 @@ func NewServer(opts Options) (*Server, error) {
 	s := &Server{
 		opts:    opts,
 		log:     opts.Logger,
-		now:     opts.Now,
-		baseURL: opts.BaseURL,
-		policy:  hostPolicy{port: port, extraHostname: opts.InsecureHost},
-		auth:    authenticator{token: opts.Token, cookieName: "tollgate_" + port},
-		logins:  newLoginNonces(opts.Now),
-		mux:     http.NewServeMux(),
-		engines: newEngineRegistry(opts.Now),
+		now:      now,
+		baseURL:  opts.BaseURL,
+		policy:   hostPolicy{port: port, extraHostname: opts.InsecureHost},
+		auth:     authenticator{token: opts.Token, cookieName: "tollgate_" + port},
+		logins:   newLoginNonces(now),
+		mux:      http.NewServeMux(),
+		engines:  newEngineRegistry(now),
+		settings: opts.Settings,
+		store:    opts.Store,
+		pricer:   opts.Pricer,
+		events:   newHub(opts.Logger),
+		stop:     make(chan struct{}),
+	}
+	s.broker = newBroker(s)
+	if err := s.broker.load(ctx); err != nil {
+		return nil, fmt.Errorf("guard: loading state: %w", err)
 	}
 	s.routes()
+	go s.watchLeases()
 	return s, nil
+}
+
+// Close stops background work and ends open event streams.
+func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+}
+
+// watchLeases announces engines whose lease ran out, so the pill turns to
+// "not armed" without anyone asking.
+func (s *Server) watchLeases() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.engines.mu.Lock()
+			n := s.engines.expireLocked(s.now())
+			s.engines.mu.Unlock()
+			if n > 0 {
+				s.enginesChanged()
+			}
+		}
+	}
 }
 
 func (s *Server) routes() {
@@ -97,6 +151,38 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/login", s.handleNewLogin)
 	m.HandleFunc("POST /v1/token/rotate", s.handleRotateToken)
 	m.HandleFunc("POST /v1/window/raise", s.handleRaise)
+
+	m.HandleFunc("POST /v1/engines", s.handleRegister)
+	m.HandleFunc("GET /v1/engines", s.handleEngines)
+	m.HandleFunc("POST /v1/engines/{id}/heartbeat", s.handleHeartbeat)
+	m.HandleFunc("DELETE /v1/engines/{id}", s.handleUnregister)
+
+	m.HandleFunc("POST /v1/sessions/{session}/requests", s.handleRecordRequest)
+	m.HandleFunc("POST /v1/sessions/{session}/rewrites", s.handleRewrite)
+	m.HandleFunc("GET /v1/rewrites/{id}", s.handleGetRewrite)
+	m.HandleFunc("POST /v1/rewrites/{id}/answer", s.handleAnswer)
+	m.HandleFunc("POST /v1/rewrites/{id}/outcome", s.handleOutcome)
+
+	m.HandleFunc("GET /v1/mode", s.handleGetMode)
+	m.HandleFunc("PUT /v1/mode", s.handlePutMode)
+	m.HandleFunc("GET /v1/events", s.handleEvents)
+
+	m.HandleFunc("GET /v1/sessions", s.handleSessions)
+	m.HandleFunc("DELETE /v1/sessions", s.handleDeleteAll)
+	m.HandleFunc("GET /v1/sessions/{id}", s.handleSession)
+	m.HandleFunc("DELETE /v1/sessions/{id}", s.handleDeleteSession)
+	m.HandleFunc("GET /v1/sessions/{id}/series", s.handleSeries)
+	m.HandleFunc("GET /v1/sessions/{id}/export", s.handleExport)
+	m.HandleFunc("GET /v1/export", s.handleExport)
+	m.HandleFunc("GET /v1/spend", s.handleSpend)
+
+	m.HandleFunc("GET /v1/profiles", s.handleProfiles)
+	m.HandleFunc("PUT /v1/profiles/{name}", s.handlePutProfile)
+	m.HandleFunc("PUT /v1/settings", s.handlePutSettings)
+	m.HandleFunc("POST /v1/reprice", s.handleReprice)
+	for pattern, h := range s.opts.Routes {
+		m.Handle(pattern, h)
+	}
 	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
@@ -170,7 +256,7 @@ type Health struct {
 
 func (s *Server) health() Health {
 	n := s.engines.live()
-	return Health{Status: "ok", Version: s.opts.Version, Armed: n > 0, Engines: n, Mode: s.opts.Settings.GlobalMode()}
+	return Health{Status: "ok", Version: s.opts.Version, Armed: s.armed(n), Engines: n, Mode: s.settings.GlobalMode()}
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

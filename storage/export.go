@@ -5,31 +5,17 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"tollgate/guard/api"
 )
 
 // ExportedRequest is one request row as exported (CSV/JSON).
-type ExportedRequest struct {
-	Session       string    `json:"session"`
-	RequestID     string    `json:"requestId"`
-	Seq           int64     `json:"seq"`
-	At            time.Time `json:"at"`
-	Purpose       string    `json:"purpose"`
-	Turn          string    `json:"turn"`
-	Profile       string    `json:"profile"`
-	Provider      string    `json:"provider"`
-	Model         string    `json:"model"`
-	Usage         Usage     `json:"usage"`
-	ContextTokens int64     `json:"contextTokens"`
-	Cost          Cost      `json:"costUSD"`
-	Prices        string    `json:"-"`
-	PricedBy      string    `json:"pricedBy"`
-	OffPeak       bool      `json:"offPeak"`
-}
+type ExportedRequest = api.ExportedRequest
 
-// EachRequest calls fn for every request of a session ("" = every session)
+// ExportRequests calls fn for every request of a session ("" = every session)
 // in session, seq order, streaming: exports of big databases stay small in
 // memory.
-func (db *DB) EachRequest(ctx context.Context, sessionID string, fn func(ExportedRequest) error) error {
+func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(ExportedRequest) error) error {
 	q := `SELECT session_id, request_id, seq, at, purpose, turn, profile, provider, model,
 		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
 		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak FROM requests`
@@ -62,8 +48,8 @@ func (db *DB) EachRequest(ctx context.Context, sessionID string, fn func(Exporte
 	return rows.Err()
 }
 
-// EachRewrite calls fn for every rewrite of a session ("" = all).
-func (db *DB) EachRewrite(ctx context.Context, sessionID string, fn func(Rewrite) error) error {
+// ExportRewrites calls fn for every rewrite of a session ("" = all), as folds.
+func (db *DB) ExportRewrites(ctx context.Context, sessionID string, fn func(api.Fold) error) error {
 	q := "SELECT " + rewriteColumns + " FROM rewrites r"
 	var args []any
 	if sessionID != "" {
@@ -81,7 +67,7 @@ func (db *DB) EachRewrite(ctx context.Context, sessionID string, fn func(Rewrite
 		if err != nil {
 			return fmt.Errorf("exporting rewrites: %w", err)
 		}
-		if err := fn(r); err != nil {
+		if err := fn(FoldOf(r)); err != nil {
 			return err
 		}
 	}
@@ -96,7 +82,7 @@ type Repricer func(r ExportedRequest) (cost Cost, prices string, pricedBy string
 // prices used at the time; this is the explicit action that replaces them.
 func (db *DB) Reprice(ctx context.Context, sessionID string, price Repricer) (requests, sessions int64, err error) {
 	var all []ExportedRequest
-	if err := db.EachRequest(ctx, sessionID, func(r ExportedRequest) error { all = append(all, r); return nil }); err != nil {
+	if err := db.ExportRequests(ctx, sessionID, func(r ExportedRequest) error { all = append(all, r); return nil }); err != nil {
 		return 0, 0, err
 	}
 	_, err = db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {

@@ -233,3 +233,22 @@ type (
 		Engines int  `json:"engines"`
 	}
 )
+
+// ExportedRequest is one request as exported (CSV/JSON).
+type ExportedRequest struct {
+	Session       string       `json:"session"`
+	RequestID     string       `json:"requestId"`
+	Seq           int64        `json:"seq"`
+	At            time.Time    `json:"at"`
+	Purpose       string       `json:"purpose"`
+	Turn          string       `json:"turn"`
+	Profile       string       `json:"profile"`
+	Provider      string       `json:"provider"`
+	Model         string       `json:"model"`
+	Usage         Tokens       `json:"usage"`
+	ContextTokens int64        `json:"contextTokens"`
+	Cost          pricing.Cost `json:"costUSD"`
+	Prices        string       `json:"-"`
+	PricedBy      string       `json:"pricedBy"`
+	OffPeak       bool         `json:"offPeak"`
+}

@@ -1,0 +1,104 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// readBody reads the whole body, answering 413 for the limit and 400 for a
+// broken read. It reports whether the handler may go on.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		if isTooLarge(err) {
+			writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, "body is over the limit of "+strconv.FormatInt(bodyLimitFor(r), 10)+" bytes")
+		} else {
+			writeError(w, http.StatusBadRequest, codeBadRequest, "reading body: "+err.Error())
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+// decodeJSON decodes a small body into v. Unknown fields are ignored (a
+// newer client may send more); a wrong type answers 400 naming the field.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "the body is empty: want a JSON object")
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		field, msg := describeJSONError(err)
+		writeFieldError(w, field, msg)
+		return false
+	}
+	return true
+}
+
+// describeJSONError turns encoding/json's errors into (field, message).
+func describeJSONError(err error) (string, string) {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "(body)"
+		}
+		return field, "want " + jsonType(te.Type.String()) + ", got " + te.Value
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "(body)", "not valid JSON at byte " + strconv.FormatInt(se.Offset, 10) + ": " + se.Error()
+	}
+	return "(body)", err.Error()
+}
+
+func jsonType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(goType, "float"):
+		return "a number"
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "map"), strings.Contains(goType, "."):
+		return "an object"
+	}
+	return goType
+}
+
+// turnText accepts a turn as a string or a number and keeps it as text.
+type turnText string
+
+func (t *turnText) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = turnText(s)
+	case string(b) == "null":
+		*t = ""
+	default:
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return &json.UnmarshalTypeError{Value: string(b), Type: stringType}
+		}
+		*t = turnText(n.String())
+	}
+	return nil
+}
