@@ -240,7 +240,10 @@ func TestAskAllowOnceAndAlwaysSessionPersistsOverARestart(t *testing.T) {
 		d    api.Decision
 	}
 	done := make(chan result, 1)
-	go func() { c, d := g.ask("s1", rewriteBody(30, "1", map[string]any{"deadlineSeconds": 20})); done <- result{c, d} }()
+	go func() {
+		c, d := g.ask("s1", rewriteBody(30, "1", map[string]any{"deadlineSeconds": 20}))
+		done <- result{c, d}
+	}()
 	var pending api.RewritePending
 	json.Unmarshal(ui.next(t, EventRewritePending), &pending)
 	if pending.Session != "s1" || pending.Quote == nil || pending.DeadlineSeconds != 20 {

@@ -49,8 +49,16 @@ func (t *testSettings) SetProfileMode(p, m string) error {
 	}
 	return nil
 }
-func (t *testSettings) AskTimeout() time.Duration { t.mu.Lock(); defer t.mu.Unlock(); return t.askTimeout }
-func (t *testSettings) GuardManual(p string) bool  { t.mu.Lock(); defer t.mu.Unlock(); return t.guardManual[p] }
+func (t *testSettings) AskTimeout() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.askTimeout
+}
+func (t *testSettings) GuardManual(p string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.guardManual[p]
+}
 
 // testModel is a DeepSeek-like positional cache: granularity 64, misses at
 // $0.30/M, hits at $0.006/M, output $1.20/M, writes not billed.

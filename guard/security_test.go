@@ -17,7 +17,6 @@ import (
 
 const testToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-
 type fakeClock struct {
 	mu sync.Mutex
 	t  time.Time

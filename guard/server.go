@@ -96,8 +96,8 @@ func NewServer(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("guard: BaseURL %q: %w", opts.BaseURL, err)
 	}
 	s := &Server{
-		opts:    opts,
-		log:     opts.Logger,
+		opts:     opts,
+		log:      opts.Logger,
 		now:      now,
 		baseURL:  opts.BaseURL,
 		policy:   hostPolicy{port: port, extraHostname: opts.InsecureHost},
