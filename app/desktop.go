@@ -4,10 +4,7 @@ import (
 	"context"
 	"html"
 	"net/http"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
@@ -48,8 +45,6 @@ type Window struct {
 	svc     *Service
 	emitter *wailsEmitter
 	hidden  bool
-
-	stopSignals func()
 }
 
 // NewWindow prepares the window for svc. hidden starts it in the tray only.
@@ -79,23 +74,14 @@ func (w *Window) Options() *options.App {
 				wruntime.WindowUnminimise(ctx)
 				wruntime.WindowShow(ctx)
 			})
-			// SIGTERM and Ctrl-C close the window the clean way, so the
-			// service shuts down and api.json is removed.
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			go func() {
-				if _, ok := <-sigs; ok {
-					wruntime.Quit(ctx)
-				}
-			}()
-			w.stopSignals = func() { signal.Stop(sigs); close(sigs) }
+			// SIGTERM and Ctrl-C: Wails installs its own handler that quits the
+			// GTK loop, after which wails.Run returns and the service closes
+			// (api.json removed). A second handler here would quit GTK twice
+			// from two threads and crash it.
 		},
 		OnShutdown: func(ctx context.Context) {
 			w.svc.SetRaise(nil)
 			w.emitter.setContext(nil)
-			if w.stopSignals != nil {
-				w.stopSignals()
-			}
 		},
 		Linux: &linux.Options{ProgramName: "tollgate", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 	}
