@@ -112,10 +112,13 @@ func (m CacheModel) Validate() error {
 }
 
 // PricesAt returns the prices in force at `at` and whether they are the
-// off-peak ones. An invalid window (see Validate) never matches.
+// off-peak ones. An invalid window (see Validate) never matches, and neither
+// does the zero time: a caller that forgot the time gets the base (for
+// DeepSeek, peak) prices, an upper bound, rather than whatever window
+// January 1st of year 1 falls in.
 func (m CacheModel) PricesAt(at time.Time) (p Prices, offPeak bool) {
 	p = m.Prices
-	if m.OffPeak == nil || !m.OffPeak.contains(at) {
+	if m.OffPeak == nil || at.IsZero() || !m.OffPeak.contains(at) {
 		return p, false
 	}
 	f := m.OffPeak.Factor

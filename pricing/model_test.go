@@ -29,6 +29,7 @@ func TestPricesAtDeepSeekWindows(t *testing.T) {
 		{"Saturday 02:00, weekend", day(5, 2, 0), true},
 		{"Sunday 07:00, weekend", day(6, 7, 0), true},
 		{"in another zone, judged in UTC", time.Date(2026, 11, 30, 10, 0, 0, 0, time.FixedZone("CST", 8*3600)), false},
+		{"the zero time: base prices", time.Time{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, off := m.PricesAt(tc.at)
