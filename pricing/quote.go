@@ -589,6 +589,9 @@ func (q *quoteState) validate() error {
 		q.checkpoint = s.EstimatedTokens
 		if q.checkpoint == 0 {
 			q.checkpoint = req.Model.EstimatedSummaryTokens
+			if q.checkpoint > maxTokens {
+				return fieldErrorf("model.estimatedSummaryTokens", "must be at most 2^50, not %d", q.checkpoint)
+			}
 		}
 		q.instruction = s.InstructionTokens
 		q.sameFamily = s.SameFamily == nil || *s.SameFamily

@@ -1,6 +1,9 @@
 package pricing
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // SimUnit is one unit of a simulated request: its content hash and size.
 // Breakpoint marks a unit after which the request writes a cache entry
@@ -61,9 +64,13 @@ type simNode struct {
 
 // NewSimulator returns an empty cache following m (see CacheModel).
 func NewSimulator(m CacheModel) *Simulator {
+	ttl := time.Duration(math.MaxInt64) // a TTL beyond 290 years is forever
+	if m.TTLSeconds < int64(ttl/time.Second) {
+		ttl = time.Duration(m.TTLSeconds) * time.Second
+	}
 	return &Simulator{
 		model:    m,
-		ttl:      time.Duration(m.TTLSeconds) * time.Second,
+		ttl:      ttl,
 		roots:    make(map[string]int32),
 		children: make(map[simEdge]int32),
 	}

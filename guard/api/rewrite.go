@@ -58,7 +58,7 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 
 // ToQuoteRequest turns the body into a pricing request under model, priced
 // at `at`. The surface is shared, not copied.
-func (r *RewriteRequest) ToQuoteRequest(model pricing.CacheModel, at time.Time) pricing.QuoteRequest {
+func (r RewriteRequest) ToQuoteRequest(model pricing.CacheModel, at time.Time) pricing.QuoteRequest {
 	return pricing.QuoteRequest{
 		Model:           model,
 		EnvelopeTokens:  r.EnvelopeTokens,
@@ -74,7 +74,7 @@ func (r *RewriteRequest) ToQuoteRequest(model pricing.CacheModel, at time.Time) 
 // ApplyCacheModel returns base with the keys of the body's cacheModel
 // object laid over it (base itself is not changed). Without a cacheModel it
 // returns base.
-func (r *RewriteRequest) ApplyCacheModel(base pricing.CacheModel) (pricing.CacheModel, error) {
+func (r RewriteRequest) ApplyCacheModel(base pricing.CacheModel) (pricing.CacheModel, error) {
 	if len(r.CacheModel) == 0 || string(r.CacheModel) == "null" {
 		return base, nil
 	}
