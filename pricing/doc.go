@@ -23,6 +23,12 @@
 // requests carry a breakpoint on their last message (Claude Code's automatic
 // caching) flags that unit, and then the whole prompt of the last request is
 // reusable. Granularity is ignored by breakpoint caches, though it must be > 0.
+// Two simplifications, both as DESIGN §4 prescribes: every uncached token is
+// billed as a write (Anthropic bills the tokens after a request's last
+// breakpoint at the base input price, so a request whose last unit is not
+// flagged is overstated by write − miss on that tail), and Anthropic's
+// 20-block lookback from a breakpoint is not modelled (an entry further back
+// than that would in fact be missed).
 //
 // # Quotes
 //
