@@ -143,31 +143,30 @@ func (q *quoteState) scanUnits(seed uint64, ids *planIDs) error {
 	var collidedOnStack [64]uint32
 	collided := collidedOnStack[:0] // bits set twice
 
-	var sum, prefix int64 = q.env, 0
+	hashes = hashes[:len(units)] // lets the compiler drop the bounds checks below
+	filter := &ids.filter
+	shift := 32 - logBits
+	var prefix int64
 	nflagged := 0
 	for i := range units {
 		u := &units[i]
 		if i&(1<<chunkShift-1) == 0 {
 			q.chunks[i>>chunkShift] = prefix
 		}
-		if u.ID == "" {
-			return fieldErrorf(indexed("units", i)+".id", "must not be empty")
+		// One rare branch for three checks: a negative count is a huge uint64.
+		if u.ID == "" || uint64(u.Tokens) > uint64(maxTokens-q.env-prefix) {
+			return unitError(i, u, maxTokens-q.env-prefix)
 		}
-		if u.Tokens < 0 {
-			return fieldErrorf(indexed("units", i)+".tokens", "must be >= 0, not %d", u.Tokens)
-		}
-		if u.Tokens > maxTokens-sum {
-			return fieldErrorf(indexed("units", i)+".tokens", "the surface exceeds 2^50 tokens")
-		}
-		sum += u.Tokens
 		prefix += u.Tokens
 		if u.Breakpoint {
 			nflagged++
 		}
 		h := hash32(seed, u.ID)
 		hashes[i] = h
-		ids.see(u.ID, h, i)
-		bit := h >> (32 - logBits)
+		if w, m := filterBit(h); filter[w]&m != 0 {
+			ids.see(u.ID, h, i)
+		}
+		bit := h >> shift
 		if w, m := bit>>6, uint64(1)<<(bit&63); set[w]&m != 0 {
 			collided = append(collided, bit)
 		} else {
@@ -188,6 +187,18 @@ func (q *quoteState) scanUnits(seed uint64, ids *planIDs) error {
 		return findDuplicate(units, hashes, collided, logBits)
 	}
 	return nil
+}
+
+// unitError says what is wrong with the unit at i; room is the token budget
+// left under 2^50.
+func unitError(i int, u *Unit, room int64) error {
+	switch {
+	case u.ID == "":
+		return fieldErrorf(indexed("units", i)+".id", "must not be empty")
+	case u.Tokens < 0:
+		return fieldErrorf(indexed("units", i)+".tokens", "must be >= 0, not %d", u.Tokens)
+	}
+	return fieldErrorf(indexed("units", i)+".tokens", "the surface exceeds 2^50 tokens (%d more allowed)", room)
 }
 
 // findDuplicate confirms or refutes the duplicate candidates: the units
