@@ -165,7 +165,6 @@ func (p path) String() string {
 }
 
 func field(name string) path            { return path{index: -1, name: name} }
-func (p path) elem(i int) path          { return path{parent: p.String(), index: i} }
 func (p path) child(name string) path   { return path{parent: p.String(), index: -1, name: name} }
 func fieldErr(p path, msg string) error { return &FieldError{Field: p.String(), Message: msg} }
 func (d *decoder) syntax(p path, what string) error {
