@@ -394,7 +394,7 @@ func (s *Server) quote(ctx context.Context, session string, req *api.RewriteRequ
 	// The rewrite names a profile; the session knows the provider and model
 	// its requests went to, for the built-in price table.
 	var provider, modelName string
-	if sess, err := s.store.Session(ctx, session); err == nil {
+	if sess, err := s.store.SessionMeta(ctx, session); err == nil {
 		provider, modelName = sess.Provider, sess.Model
 		profile = cmpOr(profile, sess.Profile)
 	}

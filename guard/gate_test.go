@@ -21,20 +21,20 @@ import (
 
 // gateEnv is a real server on loopback over a real SQLite file.
 type gateEnv struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *Server
 	ts       *httptest.Server
 	store    *storage.DB
 	settings *testSettings
 }
 
-func newGate(t *testing.T, mode string) *gateEnv {
+func newGate(t testing.TB, mode string) *gateEnv {
 	t.Helper()
 	store := openTestStore(t)
 	return newGateOn(t, mode, store)
 }
 
-func newGateOn(t *testing.T, mode string, store *storage.DB) *gateEnv {
+func newGateOn(t testing.TB, mode string, store *storage.DB) *gateEnv {
 	t.Helper()
 	ln, err := Listen("127.0.0.1:0", false)
 	if err != nil {

@@ -23,6 +23,7 @@ type Store interface {
 
 	Sessions(ctx context.Context, limit int, before string) (api.SessionList, error)
 	Session(ctx context.Context, id string) (api.Session, error)
+	SessionMeta(ctx context.Context, id string) (api.SessionMeta, error)
 	Series(ctx context.Context, id string) (api.Series, error)
 	Spend(ctx context.Context, by string, loc *time.Location, since time.Time) (api.Spend, error)
 	DeleteSession(ctx context.Context, id string) error

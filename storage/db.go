@@ -39,6 +39,7 @@ type DB struct {
 	sql    *sql.DB
 	path   string
 	writer *groupWriter
+	cache  stmtCache
 }
 
 // Migration is one numbered schema step.
@@ -74,7 +75,7 @@ func openWith(ctx context.Context, path string, ms []Migration) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
-	db := &DB{sql: sqldb, path: path}
+	db := &DB{sql: sqldb, path: path, cache: stmtCache{db: sqldb}}
 	if err := sqldb.PingContext(ctx); err != nil {
 		sqldb.Close()
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
@@ -92,13 +93,14 @@ func openWith(ctx context.Context, path string, ms []Migration) (*DB, error) {
 		sqldb.Close()
 		return nil, err
 	}
-	db.writer = newGroupWriter(sqldb)
+	db.writer = newGroupWriter(db)
 	return db, nil
 }
 
 // Close closes the database.
 func (db *DB) Close() error {
 	db.writer.close()
+	db.cache.close()
 	return db.sql.Close()
 }
 

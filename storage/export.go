@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -85,20 +84,16 @@ func (db *DB) Reprice(ctx context.Context, sessionID string, price Repricer) (re
 	if err := db.ExportRequests(ctx, sessionID, func(r ExportedRequest) error { all = append(all, r); return nil }); err != nil {
 		return 0, 0, err
 	}
-	_, err = db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
-		upd, err := tx.PrepareContext(ctx, `UPDATE requests SET cost_input = ?, cost_cache_read = ?, cost_cache_write = ?, cost_output = ?,
-			cost_usd = ?, prices = ?, priced_by = ?, off_peak = ? WHERE session_id = ? AND request_id = ?`)
-		if err != nil {
-			return nil, err
-		}
-		defer upd.Close()
+	_, err = db.writer.submit(ctx, func(tx querier) (any, error) {
+		const update = `UPDATE requests SET cost_input = ?, cost_cache_read = ?, cost_cache_write = ?, cost_output = ?,
+			cost_usd = ?, prices = ?, priced_by = ?, off_peak = ? WHERE session_id = ? AND request_id = ?`
 		touched := map[string]bool{}
 		for _, r := range all {
 			c, prices, by, off, err := price(r)
 			if err != nil {
 				return nil, fmt.Errorf("pricing request %q of %q: %w", r.RequestID, r.Session, err)
 			}
-			if _, err := upd.ExecContext(ctx, c.Input, c.CacheRead, c.CacheWrite, c.Output, c.Total, prices, by, boolInt(off), r.Session, r.RequestID); err != nil {
+			if _, err := tx.ExecContext(ctx, update, c.Input, c.CacheRead, c.CacheWrite, c.Output, c.Total, prices, by, boolInt(off), r.Session, r.RequestID); err != nil {
 				return nil, err
 			}
 			touched[r.Session] = true

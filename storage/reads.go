@@ -111,6 +111,21 @@ func (db *DB) Session(ctx context.Context, id string) (api.Session, error) {
 	return s, nil
 }
 
+// SessionMeta reads what a session knows of its harness, profile and
+// model: the gate's pricing lookup needs only this, not the totals.
+func (db *DB) SessionMeta(ctx context.Context, id string) (api.SessionMeta, error) {
+	m := api.SessionMeta{ID: id}
+	err := db.sql.QueryRowContext(ctx, `SELECT harness, profile, provider, model, title, context_window, threshold_tokens FROM sessions WHERE id = ?`, id).
+		Scan(&m.Harness, &m.Profile, &m.Provider, &m.Model, &m.Title, &m.ContextWindow, &m.ThresholdTokens)
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("reading session %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return m, fmt.Errorf("reading session %q: %w", id, err)
+	}
+	return m, nil
+}
+
 // Series reads a session's main-conversation points and its folds.
 func (db *DB) Series(ctx context.Context, id string) (api.Series, error) {
 	var out api.Series
@@ -125,7 +140,7 @@ func (db *DB) Series(ctx context.Context, id string) (api.Series, error) {
 		return out, fmt.Errorf("reading series of %q: %w", id, err)
 	}
 	defer rows.Close()
-	out.Points = make([]api.Point, 0, s.Requests)
+	out.Points = make(api.Points, 0, s.Requests)
 	for rows.Next() {
 		var p api.Point
 		var at int64
@@ -271,7 +286,7 @@ func addSpend(dst *api.SpendRow, r api.SpendRow) {
 // DeleteSession removes a session with its requests, rewrites, mode and
 // import bookkeeping (so a re-import brings it back whole).
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	_, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+	_, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
 		if err != nil {
 			return nil, err
@@ -293,7 +308,7 @@ func (db *DB) DeleteSession(ctx context.Context, id string) error {
 
 // DeleteAll removes every session and returns how many there were.
 func (db *DB) DeleteAll(ctx context.Context) (int64, error) {
-	res, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+	res, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		r, err := tx.ExecContext(ctx, "DELETE FROM sessions")
 		if err != nil {
 			return nil, err

@@ -40,7 +40,7 @@ const (
 // second possible; every caller still hears back only after the commit that
 // holds its row.
 func (db *DB) RecordRequest(ctx context.Context, r Request) (StoredRequest, error) {
-	res, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+	res, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		return recordRequestTx(ctx, tx, r)
 	})
 	if err != nil {
@@ -56,9 +56,10 @@ func (db *DB) RecordRequests(ctx context.Context, rs []Request) ([]StoredRequest
 		return nil, fmt.Errorf("recording %d requests: %w", len(rs), err)
 	}
 	defer tx.Rollback()
+	q := db.stmts(tx)
 	out := make([]StoredRequest, 0, len(rs))
 	for _, r := range rs {
-		st, err := recordRequestTx(ctx, tx, r)
+		st, err := recordRequestTx(ctx, q, r)
 		if err != nil {
 			return nil, fmt.Errorf("recording request %q of session %q: %w", r.RequestID, r.Session.ID, err)
 		}
@@ -72,7 +73,7 @@ func (db *DB) RecordRequests(ctx context.Context, rs []Request) ([]StoredRequest
 
 // upsertSessionTx creates the session on first sight and refreshes what the
 // caller knows. lastAt only moves forward.
-func upsertSessionTx(ctx context.Context, tx *sql.Tx, m SessionMeta, at time.Time) error {
+func upsertSessionTx(ctx context.Context, tx querier, m SessionMeta, at time.Time) error {
 	ms := at.UnixMilli()
 	_, err := tx.ExecContext(ctx, `
 INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at)
@@ -94,7 +95,7 @@ ON CONFLICT(id) DO UPDATE SET
 	return nil
 }
 
-func recordRequestTx(ctx context.Context, tx *sql.Tx, r Request) (StoredRequest, error) {
+func recordRequestTx(ctx context.Context, tx querier, r Request) (StoredRequest, error) {
 	if r.Session.ID == "" {
 		return StoredRequest{}, errors.New("empty session id")
 	}
@@ -104,27 +105,35 @@ func recordRequestTx(ctx context.Context, tx *sql.Tx, r Request) (StoredRequest,
 	r.Profile = cmp.Or(r.Profile, r.Session.Profile)
 	r.Provider = cmp.Or(r.Provider, r.Session.Provider)
 	r.Model = cmp.Or(r.Model, r.Session.Model)
-	// A retry of a stored request gets the first answer, and nothing is written.
-	var st StoredRequest
-	var at int64
-	var offPeak int
-	err := tx.QueryRowContext(ctx, `SELECT seq, at, purpose, context_tokens, cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, priced_by, off_peak
-		FROM requests WHERE session_id = ? AND request_id = ?`, r.Session.ID, r.RequestID).
-		Scan(&st.Seq, &at, &st.Purpose, &st.ContextTokens, &st.Cost.Input, &st.Cost.CacheRead, &st.Cost.CacheWrite, &st.Cost.Output, &st.Cost.Total, &st.PricedBy, &offPeak)
-	if err == nil {
-		st.SessionID, st.RequestID, st.At, st.OffPeak, st.Duplicate = r.Session.ID, r.RequestID, time.UnixMilli(at).UTC(), offPeak == 1, true
-		return st, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return st, fmt.Errorf("looking up request id: %w", err)
-	}
-
-	if err := upsertSessionTx(ctx, tx, r.Session, r.At); err != nil {
-		return st, err
-	}
 	u := r.Usage
 	contextTokens := u.Prompt()
-	lastContext := sql.NullInt64{}
+	if r.Prices == "" {
+		r.Prices = "{}"
+	}
+	// Two statements in the common case. The request goes in first, with
+	// the next sequence number; a retried request id inserts nothing (the
+	// foreign key to sessions is deferred to COMMIT, so the session may be
+	// created right after).
+	var seq int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
+		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
+		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak)
+		VALUES (?, ?, COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, request_id) DO NOTHING RETURNING seq`,
+		r.Session.ID, r.RequestID, r.Session.ID, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
+		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, contextTokens,
+		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak)).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID)
+	}
+	if err != nil {
+		return StoredRequest{}, fmt.Errorf("inserting request: %w", err)
+	}
+
+	// Then the session: created on first sight, its metadata refreshed and
+	// its totals advanced. It answers whether a rewrite waits for its
+	// actual cold tokens.
+	var lastContext sql.NullInt64
 	if r.Purpose == PurposeConversation {
 		lastContext = sql.NullInt64{Int64: contextTokens, Valid: true}
 	}
@@ -132,41 +141,71 @@ func recordRequestTx(ctx context.Context, tx *sql.Tx, r Request) (StoredRequest,
 	if r.PricedBy == "default" {
 		pricedDefault = 1
 	}
-	var seq int64
-	if err := tx.QueryRowContext(ctx, `UPDATE sessions SET
-		requests = requests + 1, input = input + ?, cache_read = cache_read + ?, cache_write = cache_write + ?,
-		cache_write_1h = cache_write_1h + ?, output = output + ?, cost_usd = cost_usd + ?,
-		last_context = COALESCE(?, last_context), priced_by_default = MAX(priced_by_default, ?)
-		WHERE id = ? RETURNING requests`,
-		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, r.Cost.Total, lastContext, pricedDefault, r.Session.ID).Scan(&seq); err != nil {
-		return st, fmt.Errorf("updating session totals: %w", err)
+	m, ms := r.Session, r.At.UnixMilli()
+	var awaiting bool
+	if err := tx.QueryRowContext(ctx, `
+INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at,
+  requests, input, cache_read, cache_write, cache_write_1h, output, cost_usd, last_context, priced_by_default)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?)
+ON CONFLICT(id) DO UPDATE SET
+  harness          = CASE WHEN sessions.harness  = '' THEN excluded.harness  ELSE sessions.harness  END,
+  profile          = CASE WHEN sessions.profile  = '' THEN excluded.profile  ELSE sessions.profile  END,
+  provider         = CASE WHEN sessions.provider = '' THEN excluded.provider ELSE sessions.provider END,
+  model            = CASE WHEN sessions.model    = '' THEN excluded.model    ELSE sessions.model    END,
+  title            = CASE WHEN excluded.title    = '' THEN sessions.title    ELSE excluded.title    END,
+  context_window   = CASE WHEN excluded.context_window   > 0 THEN excluded.context_window   ELSE sessions.context_window   END,
+  threshold_tokens = CASE WHEN excluded.threshold_tokens > 0 THEN excluded.threshold_tokens ELSE sessions.threshold_tokens END,
+  started_at       = MIN(sessions.started_at, excluded.started_at),
+  last_at          = MAX(sessions.last_at, excluded.last_at),
+  requests         = sessions.requests + 1,
+  input            = sessions.input + excluded.input,
+  cache_read       = sessions.cache_read + excluded.cache_read,
+  cache_write      = sessions.cache_write + excluded.cache_write,
+  cache_write_1h   = sessions.cache_write_1h + excluded.cache_write_1h,
+  output           = sessions.output + excluded.output,
+  cost_usd         = sessions.cost_usd + excluded.cost_usd,
+  last_context     = CASE WHEN ? THEN excluded.last_context ELSE sessions.last_context END,
+  priced_by_default = MAX(sessions.priced_by_default, excluded.priced_by_default)
+RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'allow' AND actual_cold IS NULL)`,
+		m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms,
+		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, r.Cost.Total, lastContext, pricedDefault,
+		lastContext.Valid, m.ID).Scan(&awaiting); err != nil {
+		return StoredRequest{}, fmt.Errorf("saving session %q: %w", m.ID, err)
 	}
-	if r.Prices == "" {
-		r.Prices = "{}"
+	st := StoredRequest{
+		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
+		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
-		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
-		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, contextTokens,
-		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak)); err != nil {
-		return st, fmt.Errorf("inserting request: %w", err)
+	if !awaiting || r.Purpose != PurposeConversation {
+		return st, nil
 	}
 	// The first main-conversation request after an allowed rewrite shows
 	// what the rewrite really cost: its uncached part is the actual cold
 	// tokens, stored beside the prediction.
-	if r.Purpose == PurposeConversation {
+	{
 		if _, err := tx.ExecContext(ctx, `UPDATE rewrites SET actual_cold = ?, actual_seq = ?
 			WHERE session_id = ? AND decision = 'allow' AND actual_cold IS NULL AND COALESCE(applied, 1) = 1 AND seq < ?`,
 			u.Uncached(), seq, r.Session.ID, seq); err != nil {
 			return st, fmt.Errorf("filling actual cold tokens: %w", err)
 		}
 	}
-	return StoredRequest{
-		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
-		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
-	}, nil
+	return st, nil
+}
+
+// storedRequestTx reads back a stored request: a retry gets the first
+// answer, and nothing is written.
+func storedRequestTx(ctx context.Context, tx querier, session, requestID string) (StoredRequest, error) {
+	st := StoredRequest{SessionID: session, RequestID: requestID, Duplicate: true}
+	var at int64
+	var offPeak int
+	err := tx.QueryRowContext(ctx, `SELECT seq, at, purpose, context_tokens, cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, priced_by, off_peak
+		FROM requests WHERE session_id = ? AND request_id = ?`, session, requestID).
+		Scan(&st.Seq, &at, &st.Purpose, &st.ContextTokens, &st.Cost.Input, &st.Cost.CacheRead, &st.Cost.CacheWrite, &st.Cost.Output, &st.Cost.Total, &st.PricedBy, &offPeak)
+	if err != nil {
+		return st, fmt.Errorf("reading back request %q: %w", requestID, err)
+	}
+	st.At, st.OffPeak = time.UnixMilli(at).UTC(), offPeak == 1
+	return st, nil
 }
 
 func boolInt(b bool) int {

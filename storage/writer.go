@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,14 +10,16 @@ import (
 // groupWriter commits concurrent small writes together. SQLite has one
 // writer at a time; a transaction per API call would spend most of its time
 // on BEGIN/COMMIT and WAL appends. Calls queue here, and one goroutine runs
-// as many as are waiting (up to maxGroup) in a single transaction. Each job
-// runs in a SAVEPOINT, so one job's error rolls back only that job; callers
-// are answered only after the COMMIT that holds their rows.
+// as many as are waiting (up to maxGroup) in a single transaction; callers
+// are answered only after the COMMIT that holds their rows. When a job
+// fails, the group is rolled back and its jobs run again one transaction
+// each, so one bad write never sinks the others (failures are rare: bodies
+// are validated before they get here).
 //
 // Idle cost is nil: a lone call is committed at once, without waiting for
 // company.
 type groupWriter struct {
-	db      *sql.DB
+	db      *DB
 	jobs    chan *writeJob
 	done    chan struct{}
 	stopped chan struct{}
@@ -27,7 +28,7 @@ type groupWriter struct {
 
 type writeJob struct {
 	ctx    context.Context
-	fn     func(*sql.Tx) (any, error)
+	fn     func(q querier) (any, error)
 	result any
 	err    error
 	ready  chan struct{}
@@ -35,7 +36,7 @@ type writeJob struct {
 
 const maxGroup = 256
 
-func newGroupWriter(db *sql.DB) *groupWriter {
+func newGroupWriter(db *DB) *groupWriter {
 	w := &groupWriter{db: db, jobs: make(chan *writeJob, 1024), done: make(chan struct{}), stopped: make(chan struct{})}
 	go w.loop()
 	return w
@@ -43,7 +44,7 @@ func newGroupWriter(db *sql.DB) *groupWriter {
 
 var errClosed = errors.New("database closed")
 
-func (w *groupWriter) submit(ctx context.Context, fn func(*sql.Tx) (any, error)) (any, error) {
+func (w *groupWriter) submit(ctx context.Context, fn func(q querier) (any, error)) (any, error) {
 	job := &writeJob{ctx: ctx, fn: fn, ready: make(chan struct{})}
 	select {
 	case w.jobs <- job:
@@ -97,50 +98,57 @@ func (w *groupWriter) loop() {
 }
 
 func (w *groupWriter) commit(group []*writeJob) {
-	fail := func(err error) {
-		for _, j := range group {
+	live := group[:0:0]
+	for _, j := range group {
+		if j.ctx.Err() != nil {
+			j.err = j.ctx.Err() // not yet written: safe to say cancelled
+			close(j.ready)
+			continue
+		}
+		live = append(live, j)
+	}
+	if len(live) == 0 {
+		return
+	}
+	if err := w.run(live); err != nil && len(live) > 1 {
+		for _, j := range live {
+			w.run([]*writeJob{j})
+		}
+	}
+	for _, j := range live {
+		close(j.ready)
+	}
+}
+
+// run executes jobs in one transaction. On any error nothing commits and
+// every job carries an error.
+func (w *groupWriter) run(jobs []*writeJob) error {
+	fail := func(err error) error {
+		for _, j := range jobs {
 			if j.err == nil {
 				j.err = err
 			}
 			j.result = nil
-			close(j.ready)
 		}
+		return err
 	}
-	tx, err := w.db.Begin()
+	for _, j := range jobs {
+		j.err, j.result = nil, nil
+	}
+	tx, err := w.db.sql.Begin()
 	if err != nil {
-		fail(fmt.Errorf("beginning write: %w", err))
-		return
+		return fail(fmt.Errorf("beginning write: %w", err))
 	}
-	for i, j := range group {
-		if j.ctx.Err() != nil {
-			j.err = j.ctx.Err() // not yet written: safe to say cancelled
-			continue
-		}
-		sp := fmt.Sprintf("job%d", i)
-		if _, err := tx.Exec("SAVEPOINT " + sp); err != nil {
-			tx.Rollback()
-			fail(fmt.Errorf("savepoint: %w", err))
-			return
-		}
-		j.result, j.err = j.fn(tx)
+	q := w.db.stmts(tx)
+	for _, j := range jobs {
+		j.result, j.err = j.fn(q)
 		if j.err != nil {
-			if _, err := tx.Exec("ROLLBACK TO " + sp); err != nil {
-				tx.Rollback()
-				fail(fmt.Errorf("rolling back one write: %w", err))
-				return
-			}
-		}
-		if _, err := tx.Exec("RELEASE " + sp); err != nil {
 			tx.Rollback()
-			fail(fmt.Errorf("release: %w", err))
-			return
+			return fail(fmt.Errorf("rolled back with a failing write: %w", j.err))
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		fail(fmt.Errorf("committing: %w", err))
-		return
+		return fail(fmt.Errorf("committing: %w", err))
 	}
-	for _, j := range group {
-		close(j.ready)
-	}
+	return nil
 }

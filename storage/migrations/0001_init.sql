@@ -27,7 +27,8 @@ CREATE INDEX sessions_last_at ON sessions(last_at DESC, id);
 
 CREATE TABLE requests (
     id             INTEGER PRIMARY KEY,
-    session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    -- deferred: a request row may precede its session's row within a transaction
+    session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
     request_id     TEXT NOT NULL,               -- the harness's id, for idempotent retries
     seq            INTEGER NOT NULL,            -- 1-based order within the session
     at             INTEGER NOT NULL,            -- unix milliseconds

@@ -1,0 +1,95 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// querier is what the write helpers need: *sql.Tx, or a stmtTx that reuses
+// prepared statements. mattn/go-sqlite3 prepares every statement afresh
+// otherwise, which cost more than a third of a small write.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// stmtCache holds DB-level prepared statements. database/sql prepares each
+// on a connection once and reuses it there: Tx.StmtContext finds the copy
+// prepared on the transaction's connection.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[query]; ok {
+		return st, nil
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = map[string]*sql.Stmt{}
+	}
+	c.m[query] = st
+	return st, nil
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		st.Close()
+	}
+	c.m = nil
+}
+
+// stmtTx runs queries of one transaction through cached statements.
+type stmtTx struct {
+	tx    *sql.Tx
+	cache *stmtCache
+	local map[string]*sql.Stmt
+}
+
+func (db *DB) stmts(tx *sql.Tx) *stmtTx {
+	return &stmtTx{tx: tx, cache: &db.cache}
+}
+
+func (s *stmtTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.local[query]; ok {
+		return st, nil
+	}
+	shared, err := s.cache.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	st := s.tx.StmtContext(ctx, shared) // closed with the transaction
+	if s.local == nil {
+		s.local = map[string]*sql.Stmt{}
+	}
+	s.local[query] = st
+	return st, nil
+}
+
+func (s *stmtTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (s *stmtTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		// A *sql.Row cannot be built with an error from outside database/sql;
+		// fall back to the transaction, which reports the same error.
+		return s.tx.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
