@@ -32,6 +32,8 @@ usage:
   tollgate login [--home DIR]                        print a fresh single-use login URL
   tollgate token [--rotate] [--home DIR]             print (or replace) the API token
   tollgate quote [--format json|text] [FILE|-]       price a rewrite request body
+  tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
+  tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
   tollgate version                                   print the version
   tollgate help                                      this text
 
@@ -66,6 +68,10 @@ func run(args []string, stdio app.IO) int {
 		return app.RunToken(rest, stdio)
 	case "quote":
 		return app.RunQuoteCommand(rest, stdio)
+	case "hook":
+		return app.RunHook(rest, stdio)
+	case "ext":
+		return app.RunExt(rest, stdio, version)
 	case "version", "--version":
 		fmt.Fprintln(stdio.Stdout, "tollgate", version)
 		return 0

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"tollgate/guard"
+	"tollgate/guard/client"
 	"tollgate/pricing"
 	"tollgate/storage"
 )
@@ -129,7 +130,8 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		Store:        db,
 		Pricer:       gatePricer{s.settings},
 		Reprice:      s.reprice,
-		Routes:       opts.Routes,
+		Routes:       IntegrationRoutes(opts.Routes, opts.Home, func() client.Endpoint { return client.Endpoint{URL: url, Token: s.currentToken()} }, log),
+		Integrations: func() []guard.Integration { return Integrations(opts.Home) },
 		OnRaise:      s.onRaise(opts.Desktop),
 		OnQuestion:   s.onRaise(opts.Desktop),
 		Logger:       log,
