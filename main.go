@@ -32,6 +32,8 @@ usage:
   tollgate login [--home DIR]                        print a fresh single-use login URL
   tollgate token [--rotate] [--home DIR]             print (or replace) the API token
   tollgate quote [--format json|text] [FILE|-]       price a rewrite request body
+  tollgate simulate [--window 32k,128k,512k] [--steps 60] [--order both] [--mode auto]
+                                                     a scripted session through the API: both rewrite orders compared
   tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
   tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
   tollgate version                                   print the version
@@ -68,6 +70,8 @@ func run(args []string, stdio app.IO) int {
 		return app.RunToken(rest, stdio)
 	case "quote":
 		return app.RunQuoteCommand(rest, stdio)
+	case "simulate":
+		return app.RunSimulate(rest, stdio, version)
 	case "hook":
 		return app.RunHook(rest, stdio)
 	case "ext":

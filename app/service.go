@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +54,8 @@ type Service struct {
 	serveErr chan error
 	raise    func()
 	raiseMu  sync.Mutex
+
+	simRunning atomic.Bool
 }
 
 // AlreadyRunningError says another tollgate owns this home.
@@ -211,6 +214,17 @@ func (s *Service) Token() string { return s.currentToken() }
 
 // Done is closed with the listener's error when it stops serving.
 func (s *Service) Done() <-chan error { return s.serveErr }
+
+// routes are the app's own API routes, beside any the caller adds.
+func (s *Service) routes(extra map[string]http.Handler) map[string]http.Handler {
+	r := map[string]http.Handler{
+		"POST /v1/simulate": http.HandlerFunc(s.handleSimulate),
+	}
+	for k, v := range extra {
+		r[k] = v
+	}
+	return r
+}
 
 // reprice re-prices stored requests with today's prices (an explicit
 // action: history otherwise keeps the prices it was billed at).
