@@ -133,7 +133,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		Store:        db,
 		Pricer:       gatePricer{s.settings},
 		Reprice:      s.reprice,
-		Routes:       IntegrationRoutes(opts.Routes, opts.Home, func() client.Endpoint { return client.Endpoint{URL: url, Token: s.currentToken()} }, log),
+		Routes:       IntegrationRoutes(s.routes(opts.Routes), opts.Home, func() client.Endpoint { return client.Endpoint{URL: url, Token: s.currentToken()} }, log),
 		Integrations: func() []guard.Integration { return Integrations(opts.Home) },
 		OnRaise:      s.onRaise(opts.Desktop),
 		OnQuestion:   s.onRaise(opts.Desktop),

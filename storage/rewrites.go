@@ -33,7 +33,7 @@ type (
 // off modes: then one commit covers the whole gate). Seq is filled in from
 // the session's request count.
 func (db *DB) CreateRewrite(ctx context.Context, r Rewrite) (Rewrite, error) {
-	res, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+	res, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		return createRewriteTx(ctx, tx, r)
 	})
 	if err != nil {
@@ -42,7 +42,7 @@ func (db *DB) CreateRewrite(ctx context.Context, r Rewrite) (Rewrite, error) {
 	return res.(Rewrite), nil
 }
 
-func createRewriteTx(ctx context.Context, tx *sql.Tx, r Rewrite) (Rewrite, error) {
+func createRewriteTx(ctx context.Context, tx querier, r Rewrite) (Rewrite, error) {
 	if err := upsertSessionTx(ctx, tx, r.Session, r.At); err != nil {
 		return r, err
 	}
@@ -85,7 +85,7 @@ func createRewriteTx(ctx context.Context, tx *sql.Tx, r Rewrite) (Rewrite, error
 // DecideRewrite records the decision of a pending rewrite. A rewrite is
 // decided once: a second decision gets ErrAlreadyDecided.
 func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, order string, at time.Time) error {
-	_, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+	_, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		res, err := tx.ExecContext(ctx, `UPDATE rewrites SET status = 'decided', decision = ?, reason = ?, mode = ?,
 			order_name = CASE WHEN ? = '' THEN order_name ELSE ? END, decided_at = ?
 			WHERE id = ? AND status = 'pending'`, decision, reason, mode, order, order, at.UnixMilli(), id)
@@ -110,7 +110,7 @@ func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, ord
 // SetRewriteOutcome records whether the harness applied the rewrite. A
 // rewrite that did not land has no actual cold tokens.
 func (db *DB) SetRewriteOutcome(ctx context.Context, id string, applied bool, errText string) error {
-	_, err := db.writer.submit(ctx, func(tx *sql.Tx) (any, error) {
+	_, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		res, err := tx.ExecContext(ctx, `UPDATE rewrites SET applied = ?, outcome_error = ?,
 			actual_cold = CASE WHEN ? THEN actual_cold ELSE NULL END,
 			actual_seq  = CASE WHEN ? THEN actual_seq  ELSE NULL END
