@@ -113,6 +113,8 @@ func TestTCPSecurityLayers(t *testing.T) {
 		{name: "spa route falls back to index", method: "GET", path: "/sessions/x", want: 200},
 		{name: "login nonce unknown", method: "GET", path: "/login?nonce=deadbeef", want: 401},
 		{name: "unknown v1 route", method: "GET", path: "/v1/nope", token: testToken, want: 404},
+		{name: "known route, wrong method", method: "PUT", path: "/v1/health", token: testToken, want: 405},
+		{name: "wrong method unauthenticated is 401 first", method: "PUT", path: "/v1/health", want: 401},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

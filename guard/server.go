@@ -183,9 +183,26 @@ func (s *Server) routes() {
 	for pattern, h := range s.opts.Routes {
 		m.Handle(pattern, h)
 	}
-	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
-	})
+	m.HandleFunc("/v1/", s.handleUnrouted)
+}
+
+// handleUnrouted answers what no route takes: 405 with Allow when the path
+// exists under another method, else 404.
+func (s *Server) handleUnrouted(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = method
+		if _, pattern := s.mux.Handler(probe); pattern != "/v1/" && pattern != "" {
+			allowed = append(allowed, method)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, http.StatusMethodNotAllowed, codeMethod, r.Method+" "+r.URL.Path+": use "+strings.Join(allowed, " or "))
+		return
+	}
+	writeError(w, http.StatusNotFound, codeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 }
 
 // Handler is the chain for the TCP listener.
