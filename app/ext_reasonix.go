@@ -159,6 +159,12 @@ type reasonixSidecar struct {
 	// connect returns the client, or nil when tollgate is not running.
 	connect func() *client.Client
 
+	// registered is closed once the engine registration is done (or
+	// given up), so requests that arrive early wait for the client.
+	registered     chan struct{}
+	registeredOnce sync.Once
+	initOnce       sync.Once
+
 	mu        sync.Mutex
 	c         *client.Client
 	run       string // the tollgate turn: this run
@@ -173,6 +179,7 @@ type reasonixSidecar struct {
 
 // serve runs the protocol until stdin ends or shutdown is answered.
 func (s *reasonixSidecar) serve(ctx context.Context, in io.Reader) error {
+	s.init()
 	br := bufio.NewReaderSize(in, 1<<16)
 	for {
 		line, err := readFrame(br)
@@ -237,8 +244,13 @@ func (s *reasonixSidecar) replyError(id json.RawMessage, code int, reason, msg s
 	s.write(map[string]any{"jsonrpc": "2.0", "id": id, "error": rpcError{Code: code, Message: msg, Data: map[string]any{"reason": reason, "retryable": false}}})
 }
 
+func (s *reasonixSidecar) init() {
+	s.initOnce.Do(func() { s.registered = make(chan struct{}) })
+}
+
 // handle answers one frame; it reports whether the sidecar should exit.
 func (s *reasonixSidecar) handle(ctx context.Context, line []byte) bool {
+	s.init()
 	m, err := decodeRPCLine(line)
 	if err != nil {
 		s.log.Warn("reasonix: unreadable frame", "err", err)
@@ -310,6 +322,7 @@ func (s *reasonixSidecar) handle(ctx context.Context, line []byte) bool {
 
 // register connects to tollgate and registers the engine (best effort).
 func (s *reasonixSidecar) register(ctx context.Context) {
+	defer s.registeredOnce.Do(func() { close(s.registered) })
 	c := s.connect()
 	if c == nil {
 		s.log.Warn("tollgate is not running: Reasonix compactions go unguarded this run")
@@ -321,6 +334,17 @@ func (s *reasonixSidecar) register(ctx context.Context) {
 	s.mu.Lock()
 	s.c = c
 	s.mu.Unlock()
+}
+
+// awaitClient waits (a little) for the registration that
+// extension/initialized started, and returns the client or nil.
+func (s *reasonixSidecar) awaitClient() *client.Client {
+	s.init()
+	select {
+	case <-s.registered:
+	case <-time.After(2 * time.Second):
+	}
+	return s.client()
 }
 
 func (s *reasonixSidecar) client() *client.Client {
@@ -381,7 +405,7 @@ func (s *reasonixSidecar) recordUsage(ctx context.Context, p reasonixInterceptPa
 	s.requests++
 	run, cfg := s.run, s.cfg
 	s.mu.Unlock()
-	c := s.client()
+	c := s.awaitClient()
 	if c == nil {
 		return
 	}
@@ -405,14 +429,7 @@ const reasonixDeadlineMargin = 3 * time.Second
 // decide answers a compaction.prepare intercept.
 func (s *reasonixSidecar) decide(ctx context.Context, p reasonixInterceptParams) map[string]string {
 	cont := map[string]string{"decision": "continue"}
-	c := s.client()
-	if c == nil {
-		// initialized may still be registering: give it a moment.
-		for i := 0; i < 20 && c == nil; i++ {
-			time.Sleep(50 * time.Millisecond)
-			c = s.client()
-		}
-	}
+	c := s.awaitClient()
 	if c == nil {
 		s.log.Warn("tollgate is not running: allowing the compaction unguarded")
 		return cont
@@ -612,6 +629,10 @@ func cmpOrStr(a, b string) string {
 	return b
 }
 
+// reasonixMaxInterceptTimeout is Reasonix's ceiling for a runtime's
+// intercept timeout.
+const reasonixMaxInterceptTimeout = 60 * time.Second
+
 // ---- the command ----
 
 // RunExt is `tollgate ext HARNESS`: a harness's extension sidecar.
@@ -636,6 +657,7 @@ func runReasonixExt(args []string, stdio IO, version string) int {
 	profile := fset.String("profile", "", "pricing `PROFILE` for Reasonix sessions (default: by provider and model)")
 	install := fset.Bool("install", false, "write the Reasonix plugin folder and print the command that installs it")
 	dir := fset.String("dir", "", "with --install: the plugin folder to write (default <tollgate home>/integrations/reasonix-plugin)")
+	timeout := fset.Duration("timeout", reasonixMaxInterceptTimeout, "with --install: how long Reasonix waits for an answer (its runtime.timeoutMillis; at most 60s, Reasonix's ceiling); tollgate's deadline is 3 s less")
 	fset.Usage = func() {
 		fmt.Fprintln(stdio.Stderr, `usage: tollgate ext reasonix [--home DIR] [--profile NAME]
        tollgate ext reasonix --install [--dir DIR] [--home DIR]
@@ -650,7 +672,11 @@ every compaction and records each request's usage.`)
 	}
 	home, _ := ResolveHome(common.Home)
 	if *install {
-		return runReasonixInstall(*dir, home, common.Home, *profile, version, stdio)
+		if *timeout < 5*time.Second || *timeout > reasonixMaxInterceptTimeout {
+			fmt.Fprintln(stdio.Stderr, "tollgate: --timeout: want 5s to 60s (Reasonix's ceiling)")
+			return 2
+		}
+		return runReasonixInstall(*dir, home, common.Home, *profile, version, *timeout, stdio)
 	}
 	log := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	b := make([]byte, 8)
@@ -716,7 +742,7 @@ func readReasonixManifest(path string) (reasonixManifest, error) {
 // command expands ${REASONIX_PLUGIN_ROOT}; the plugin folder holds nothing
 // else to run). timeoutMillis is the 60 s ceiling, the user's time to
 // answer; required is false, so a missing tollgate never stops Reasonix.
-func reasonixPluginManifest(exe, home, profile, version string) map[string]any {
+func reasonixPluginManifest(exe, home, profile, version string, timeout time.Duration) map[string]any {
 	args := []any{"ext", "reasonix"}
 	if home != "" {
 		args = append(args, "--home", home)
@@ -735,7 +761,7 @@ func reasonixPluginManifest(exe, home, profile, version string) map[string]any {
 			"command":       exe,
 			"args":          args,
 			"required":      false,
-			"timeoutMillis": 60000,
+			"timeoutMillis": timeout.Milliseconds(),
 			"intercepts":    reasonixIntercepts,
 			"capabilities":  []any{"interceptors"},
 		},
@@ -766,7 +792,7 @@ func semverOr(v, def string) string {
 	return strings.Join(parts, ".")
 }
 
-func runReasonixInstall(dir, home, homeFlag, profile, version string, stdio IO) int {
+func runReasonixInstall(dir, home, homeFlag, profile, version string, timeout time.Duration, stdio IO) int {
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
@@ -786,7 +812,7 @@ func runReasonixInstall(dir, home, homeFlag, profile, version string, stdio IO) 
 	if homeFlag != "" {
 		absHome = home
 	}
-	b, _ := json.MarshalIndent(reasonixPluginManifest(exe, absHome, profile, version), "", "  ")
+	b, _ := json.MarshalIndent(reasonixPluginManifest(exe, absHome, profile, version, timeout), "", "  ")
 	path := filepath.Join(dir, "reasonix-plugin.json")
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		fmt.Fprintln(stdio.Stderr, "tollgate:", err)

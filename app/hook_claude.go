@@ -329,6 +329,13 @@ type claudeUsage struct {
 	Input, CacheRead, CacheWrite, CacheWrite1h, Output int64
 }
 
+// clamped bounds every count to 0…2^40 (what tollgate accepts), so a
+// corrupt line cannot make a negative or absurd unit.
+func (u claudeUsage) clamped() claudeUsage {
+	c := func(v int64) int64 { return min(max(v, 0), 1<<40) }
+	return claudeUsage{c(u.Input), c(u.CacheRead), c(u.CacheWrite), c(u.CacheWrite1h), c(u.Output)}
+}
+
 func (u claudeUsage) prompt() int64 { return u.Input + u.CacheRead + u.CacheWrite + u.CacheWrite1h }
 
 func (u claudeUsage) max(v claudeUsage) claudeUsage {
@@ -464,6 +471,7 @@ func (tr *claudeTranscript) line(b []byte, n int, index map[string]int) {
 		if u.CacheCreation != nil && u.CacheCreation.Ephemeral5m+u.CacheCreation.Ephemeral1h == u.CacheCreationInputTokens {
 			usage.CacheWrite, usage.CacheWrite1h = u.CacheCreation.Ephemeral5m, u.CacheCreation.Ephemeral1h
 		}
+		usage = usage.clamped()
 		id := l.Message.ID
 		if l.RequestID != "" {
 			id += ":" + l.RequestID
