@@ -26,7 +26,7 @@ func ccAssistant(msgID, reqID string, at time.Time, input, cacheRead, cacheWrite
 		"type": "assistant", "timestamp": at.UTC().Format(time.RFC3339Nano), "requestId": reqID, "isSidechain": sidechain,
 		"message": map[string]any{"id": msgID, "model": "claude-sonnet-4-5", "role": "assistant",
 			"content": []any{map[string]any{"type": "text", "text": "ok"}},
-			"usage": map[string]any{"input_tokens": input, "cache_read_input_tokens": cacheRead, "cache_creation_input_tokens": cacheWrite, "output_tokens": output}},
+			"usage":   map[string]any{"input_tokens": input, "cache_read_input_tokens": cacheRead, "cache_creation_input_tokens": cacheWrite, "output_tokens": output}},
 	})
 	return string(b)
 }
