@@ -3,6 +3,7 @@ module tollgate
 go 1.26
 
 require (
+	github.com/klauspost/compress v1.20.4
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/spf13/viper v1.21.0
 	github.com/wailsapp/wails/v2 v2.9.2

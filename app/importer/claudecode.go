@@ -1,0 +1,436 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Claude Code transcripts (~/.claude/projects/<project>/<session>.jsonl and
+// <session>/subagents/agent-*.jsonl): one JSON object per line.
+//
+//   - Assistant lines ("type":"assistant") carry message.id, message.model
+//     and message.usage. Claude Code writes one line per content block of a
+//     streamed message, each with the usage known so far: the lines of one
+//     message (same message.id and requestId) are one request, and its
+//     figures are the field-wise maximum of its lines — the final ones, as
+//     the counts only grow.
+//   - usage.input_tokens excludes the cache; cache_creation.ephemeral_5m_…
+//     and ephemeral_1h_… split the writes (without that object,
+//     cache_creation_input_tokens counts as 5-minute writes).
+//   - A fold is {"type":"system","subtype":"compact_boundary",
+//     "compactMetadata":{"trigger":"auto"|"manual","preTokens":N}}. The user
+//     line after it ("isCompactSummary":true) holds the summary's text: only
+//     its length is read, to estimate the checkpoint at 4 characters a token.
+//   - The summary call lives in <session>/subagents/agent-acompact-*.jsonl
+//     (purpose compaction); other agent-*.jsonl files are subagents (purpose
+//     subagent), as are lines flagged isSidechain in a main transcript.
+//   - Lines of model "<synthetic>" are Claude Code's own notices, not
+//     billed requests, and are skipped.
+//
+// The session id is "claude-code:" + the transcript's uuid: the file name of
+// a main transcript, the folder above subagents/ for a subagent's, else the
+// lines' sessionId.
+
+var (
+	keyUsage         = []byte(`"usage"`)
+	keyCompact       = []byte(`compact_boundary`)
+	keyCompactSumary = []byte(`isCompactSummary`)
+)
+
+type claudeState struct {
+	Lines    int    `json:"lines"`
+	Session  string `json:"session,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Position int    `json:"position,omitempty"`
+	// LastKey is the last message of the previous pass: its snapshots may
+	// continue in this one and must not count as a new request.
+	LastKey string `json:"lastKey,omitempty"`
+	// FoldOpen says the last fold still waits for its compact summary line.
+	FoldOpen bool `json:"foldOpen,omitempty"`
+}
+
+type claudeParser struct {
+	st      claudeState
+	role    string
+	path    string
+	records []Record
+	index   map[string]int // message key → record index, this pass
+	// folds of this pass waiting for the first main request after them
+	waiting  []int
+	lastFold int // record index of the last fold, -1 if none this pass
+	lastKey  string
+}
+
+func newClaudeParser(opts Options) (*claudeParser, error) {
+	p := &claudeParser{role: claudeRole(opts.Path), path: opts.Path, index: map[string]int{}, lastFold: -1}
+	if len(opts.State) > 0 {
+		if err := json.Unmarshal(opts.State, &p.st); err != nil {
+			return nil, err
+		}
+	}
+	if p.st.Session == "" {
+		p.st.Session = claudeSessionFromPath(opts.Path, p.role)
+	}
+	p.lastKey = p.st.LastKey
+	return p, nil
+}
+
+// claudeSessionFromPath finds the session uuid in the path, if any.
+func claudeSessionFromPath(path, role string) string {
+	if role == PurposeConversation {
+		stem := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		if isUUID(stem) {
+			return stem
+		}
+		return ""
+	}
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) == "subagents" {
+		if s := filepath.Base(filepath.Dir(dir)); isUUID(s) {
+			return s
+		}
+	}
+	return ""
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ccLine is what one line says, decoded in place.
+type ccLine struct {
+	typ, subtype, timestamp, sessionID, requestID, uuid, cwd string
+	msgID, model                                             string
+	sidechain, compactSummary, hasUsage                      bool
+	usage                                                    Usage
+	trigger                                                  string
+	preTokens                                                int64
+	summaryChars                                             int
+}
+
+func (p *claudeParser) line(b []byte, n int) error {
+	needMeta := p.st.Session == "" || (p.role == PurposeConversation && p.st.Title == "")
+	hasUsage := bytes.Contains(b, keyUsage)
+	if !needMeta && !hasUsage && !bytes.Contains(b, keyCompact) && !(p.st.FoldOpen && bytes.Contains(b, keyCompactSumary)) {
+		return nil
+	}
+	var l ccLine
+	s := scanner{b: b}
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "type":
+			l.typ = s.str()
+		case "subtype":
+			l.subtype = s.str()
+		case "timestamp":
+			l.timestamp = s.str()
+		case "sessionId":
+			l.sessionID = s.str()
+		case "requestId":
+			l.requestID = s.str()
+		case "uuid":
+			l.uuid = s.str()
+		case "cwd":
+			if needMeta {
+				l.cwd = s.str()
+			} else {
+				s.skip()
+			}
+		case "isSidechain":
+			l.sidechain = s.boolean()
+		case "isCompactSummary":
+			l.compactSummary = s.boolean()
+		case "message":
+			if s.peek() != '{' {
+				s.skip()
+				return
+			}
+			p.message(&s, &l, hasUsage)
+		case "compactMetadata":
+			if s.isNull() {
+				return
+			}
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "trigger":
+					l.trigger = s.str()
+				case "preTokens":
+					l.preTokens = s.count()
+				default:
+					s.skip()
+				}
+			})
+		default:
+			s.skip()
+		}
+	})
+	s.end()
+	if s.err != nil {
+		return s.err
+	}
+	if p.st.Session == "" && l.sessionID != "" {
+		p.st.Session = l.sessionID
+	}
+	if p.role == PurposeConversation && p.st.Title == "" && l.cwd != "" {
+		p.st.Title = filepath.Base(filepath.FromSlash(strings.ReplaceAll(l.cwd, `\`, "/")))
+	}
+	switch {
+	case l.typ == "assistant" && l.hasUsage:
+		return p.assistant(&l, n)
+	case l.typ == "system" && l.subtype == "compact_boundary":
+		return p.boundary(&l, n)
+	case l.typ == "user" && l.compactSummary && p.st.FoldOpen:
+		p.st.FoldOpen = false
+		if p.lastFold >= 0 && l.summaryChars > 0 {
+			f := p.records[p.lastFold].Fold
+			f.CheckpointTokens = int64((l.summaryChars + 3) / 4)
+			f.CheckpointEstimated = true
+		}
+	}
+	return nil
+}
+
+// message decodes the fields of message the parser needs.
+func (p *claudeParser) message(s *scanner, l *ccLine, hasUsage bool) {
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "id":
+			l.msgID = s.str()
+		case "model":
+			l.model = s.str()
+		case "usage":
+			if s.isNull() {
+				return
+			}
+			l.hasUsage = true
+			l.usage = claudeUsage(s)
+		case "content":
+			if !p.st.FoldOpen {
+				s.skip()
+				return
+			}
+			l.summaryChars = contentChars(s)
+		default:
+			s.skip()
+		}
+	})
+}
+
+// contentChars measures the text of a message's content: a string, or an
+// array of blocks with "text".
+func contentChars(s *scanner) int {
+	switch s.peek() {
+	case '"':
+		return s.strLen()
+	case '[':
+	default:
+		s.skip()
+		return 0
+	}
+	n := 0
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		return 0
+	}
+	for s.err == nil {
+		if s.peek() == '{' {
+			s.object(func(k []byte) {
+				if string(k) == "text" && s.peek() == '"' {
+					n += s.strLen()
+				} else {
+					s.skip()
+				}
+			})
+		} else {
+			s.skip()
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return n
+		default:
+			s.fail("want ',' or ']' in content")
+		}
+	}
+	return n
+}
+
+// claudeUsage normalises an Anthropic usage object to disjoint counts.
+func claudeUsage(s *scanner) Usage {
+	var u Usage
+	var creation, w5, w1 int64
+	split := false
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "input_tokens":
+			u.Input = s.count()
+		case "cache_read_input_tokens":
+			u.CacheRead = s.count()
+		case "cache_creation_input_tokens":
+			creation = s.count()
+		case "output_tokens":
+			u.Output = s.count()
+		case "cache_creation":
+			if s.isNull() {
+				return
+			}
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "ephemeral_5m_input_tokens":
+					w5 = s.count()
+					split = true
+				case "ephemeral_1h_input_tokens":
+					w1 = s.count()
+					split = true
+				default:
+					s.skip()
+				}
+			})
+		default:
+			s.skip()
+		}
+	})
+	if split {
+		u.CacheWrite, u.CacheWrite1h = w5, w1
+		if rest := creation - w5 - w1; rest > 0 {
+			u.CacheWrite += rest // untyped remainder: 5-minute
+		}
+	} else {
+		u.CacheWrite = creation
+	}
+	return u
+}
+
+func (p *claudeParser) at(l *ccLine) (time.Time, error) {
+	return parseTime(l.timestamp)
+}
+
+func (p *claudeParser) assistant(l *ccLine, n int) error {
+	if l.model == "<synthetic>" {
+		return nil
+	}
+	key := l.msgID
+	if key == "" {
+		key = "uuid:" + l.uuid
+	}
+	if l.requestID != "" {
+		key += ":" + l.requestID
+	}
+	if i, ok := p.index[key]; ok {
+		r := p.records[i].Request
+		r.Usage = r.Usage.Max(l.usage)
+		return nil
+	}
+	at, err := p.at(l)
+	if err != nil {
+		return err
+	}
+	purpose := p.role
+	if purpose == PurposeConversation && l.sidechain {
+		purpose = PurposeSubagent
+	}
+	r := &Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n}
+	p.index[key] = len(p.records)
+	p.records = append(p.records, Record{Request: r})
+	continued := key == p.lastKey
+	p.lastKey = key
+	if purpose != PurposeConversation || continued {
+		return nil
+	}
+	if p.st.Model == "" {
+		p.st.Model = l.model
+	}
+	p.st.Position++
+	for _, fi := range p.waiting {
+		f := p.records[fi].Fold
+		f.ActualRequest = key
+	}
+	p.waiting = p.waiting[:0]
+	return nil
+}
+
+func (p *claudeParser) boundary(l *ccLine, n int) error {
+	at, err := p.at(l)
+	if err != nil {
+		return err
+	}
+	trigger := l.trigger
+	if trigger != TriggerManual {
+		trigger = TriggerAuto
+	}
+	id := l.uuid
+	if id == "" {
+		id = "line:" + itoa(n)
+	}
+	f := &Fold{ID: foldID(p.st.Session, id), At: at, Kind: KindSummary, Trigger: trigger, PreTokens: l.preTokens, Position: p.st.Position, Line: n}
+	p.lastFold = len(p.records)
+	p.records = append(p.records, Record{Fold: f})
+	if p.role == PurposeConversation && !l.sidechain {
+		p.waiting = append(p.waiting, p.lastFold)
+	}
+	p.st.FoldOpen = true
+	return nil
+}
+
+func (p *claudeParser) finish() (Session, []Record) {
+	// Actual cold tokens from the final figures of each fold's next request.
+	for _, rec := range p.records {
+		if f := rec.Fold; f != nil && f.ActualRequest != "" {
+			if i, ok := p.index[f.ActualRequest]; ok {
+				c := p.records[i].Request.Usage.Uncached()
+				f.ActualCold = &c
+			}
+		}
+	}
+	s := Session{ID: "claude-code:" + p.st.Session, Harness: ClaudeCode, Provider: "anthropic"}
+	if p.st.Session == "" {
+		s.ID = ""
+	}
+	if p.role == PurposeConversation {
+		s.Title = p.st.Title
+		s.Model = p.st.Model
+		s.ContextWindow = claudeWindow(p.st.Model)
+	}
+	return s, p.records
+}
+
+// claudeWindow is the context window of a Claude model as Claude Code runs
+// it: 200k, or 1M for the "[1m]" variants.
+func claudeWindow(model string) int64 {
+	if model == "" {
+		return 0
+	}
+	if strings.HasSuffix(model, "[1m]") {
+		return 1_000_000
+	}
+	return 200_000
+}
+
+func (p *claudeParser) state(lines int) (json.RawMessage, error) {
+	p.st.Lines = lines
+	p.st.LastKey = p.lastKey
+	return json.Marshal(p.st)
+}

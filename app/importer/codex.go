@@ -1,0 +1,337 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Codex rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl): one
+// {"timestamp","type","payload"} object per line.
+//
+//   - session_meta gives the session id ("codex:" + payload.id), the
+//     provider (payload.model_provider) and the working folder (the title);
+//     turn_context gives the model of the requests that follow.
+//   - event_msg token_count carries info.last_token_usage, the figures of
+//     one request, whose input_tokens INCLUDE cached_input_tokens (OpenAI's
+//     convention): input = input_tokens − cached_input_tokens. Codex repeats
+//     a token_count without a new request; a repeat has the same
+//     info.total_token_usage and is dropped. The request id is the
+//     cumulative total_tokens, which only grows.
+//   - compacted (a rollout item) and event_msg context_compacted mark a
+//     fold; the two lines of one compaction are one fold. A local
+//     compaction (compacted.message holds the summary) is a model call of
+//     its own: the token_count just before it is that summary call (purpose
+//     compaction). A remote one (replacement_history) shows no call.
+//   - The fold's preTokens is the context of the last conversation request
+//     before it (input + output), its checkpoint is estimated from the
+//     summary's length at 4 characters a token; the trigger is not logged
+//     and is recorded as auto.
+
+var (
+	keyTokenCount  = []byte(`token_count`)
+	keyCompacted   = []byte(`compacted"`)
+	keySessionMeta = []byte(`"session_meta"`)
+	keyTurnContext = []byte(`"turn_context"`)
+)
+
+type codexTotal struct {
+	Input, Cached, Output, Total int64
+}
+
+type codexReq struct {
+	ID      string    `json:"id"`
+	At      time.Time `json:"at"`
+	Model   string    `json:"model,omitempty"`
+	Usage   Usage     `json:"usage"`
+	Line    int       `json:"line"`
+	PrevPre int64     `json:"prevPre"`
+}
+
+type codexState struct {
+	Lines     int         `json:"lines"`
+	Session   string      `json:"session,omitempty"`
+	Provider  string      `json:"provider,omitempty"`
+	Model     string      `json:"model,omitempty"`
+	First     string      `json:"firstModel,omitempty"`
+	Title     string      `json:"title,omitempty"`
+	Window    int64       `json:"window,omitempty"`
+	LastTotal *codexTotal `json:"lastTotal,omitempty"`
+	Pre       int64       `json:"pre,omitempty"`
+	Position  int         `json:"position,omitempty"`
+	// Last is the last conversation request since the last fold: a local
+	// compaction turns it into the summary call.
+	Last *codexReq `json:"last,omitempty"`
+	// FoldOpen: a fold with no request after it yet; a context_compacted
+	// event then belongs to it.
+	FoldOpen bool `json:"foldOpen,omitempty"`
+}
+
+type codexParser struct {
+	st      codexState
+	records []Record
+	lastIdx int // record index of st.Last when it is in this pass, else -1
+	waiting []int
+}
+
+func newCodexParser(opts Options) (*codexParser, error) {
+	p := &codexParser{lastIdx: -1}
+	if len(opts.State) > 0 {
+		if err := json.Unmarshal(opts.State, &p.st); err != nil {
+			return nil, err
+		}
+	}
+	if p.st.Session == "" {
+		// rollout-2025-12-08T00-37-46-<uuid>.jsonl
+		stem := strings.TrimSuffix(filepath.Base(opts.Path), ".jsonl")
+		if len(stem) >= 36 && isUUID(stem[len(stem)-36:]) {
+			p.st.Session = stem[len(stem)-36:]
+		}
+	}
+	return p, nil
+}
+
+type cxLine struct {
+	timestamp, typ, ptype   string
+	id, provider, cwd       string
+	model                   string
+	hasInfo                 bool
+	total, last             codexTotal
+	hasTotal                bool
+	window                  int64
+	message                 int
+	replacement, hasMessage bool
+}
+
+func (p *codexParser) line(b []byte, n int) error {
+	if !bytes.Contains(b, keyTokenCount) && !bytes.Contains(b, keyCompacted) &&
+		!bytes.Contains(b, keySessionMeta) && !bytes.Contains(b, keyTurnContext) {
+		return nil
+	}
+	var l cxLine
+	s := scanner{b: b}
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "timestamp":
+			l.timestamp = s.str()
+		case "type":
+			l.typ = s.str()
+		case "payload":
+			if s.peek() != '{' {
+				s.skip()
+				return
+			}
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "type":
+					l.ptype = s.str()
+				case "id":
+					if s.peek() == '"' {
+						l.id = s.str()
+					} else {
+						s.skip()
+					}
+				case "model_provider":
+					l.provider = s.str()
+				case "cwd":
+					l.cwd = s.str()
+				case "model":
+					if s.peek() == '"' {
+						l.model = s.str()
+					} else {
+						s.skip()
+					}
+				case "message":
+					if s.peek() == '"' {
+						l.message = s.strLen()
+						l.hasMessage = true
+					} else {
+						s.skip()
+					}
+				case "replacement_history":
+					l.replacement = !s.isNull()
+					if l.replacement {
+						s.skip()
+					}
+				case "info":
+					if s.isNull() {
+						return
+					}
+					l.hasInfo = true
+					s.object(func(k []byte) {
+						switch string(k) {
+						case "total_token_usage":
+							if !s.isNull() {
+								l.total = codexUsage(&s)
+								l.hasTotal = true
+							}
+						case "last_token_usage":
+							if !s.isNull() {
+								l.last = codexUsage(&s)
+							}
+						case "model_context_window":
+							l.window = s.count()
+						default:
+							s.skip()
+						}
+					})
+				default:
+					s.skip()
+				}
+			})
+		default:
+			s.skip()
+		}
+	})
+	s.end()
+	if s.err != nil {
+		return s.err
+	}
+	switch {
+	case l.typ == "session_meta":
+		if l.id != "" {
+			p.st.Session = l.id
+		}
+		if l.provider != "" {
+			p.st.Provider = l.provider
+		}
+		if l.cwd != "" {
+			p.st.Title = filepath.Base(filepath.FromSlash(strings.ReplaceAll(l.cwd, `\`, "/")))
+		}
+	case l.typ == "turn_context":
+		if l.model != "" {
+			p.st.Model = l.model
+		}
+	case l.typ == "event_msg" && l.ptype == "token_count" && l.hasInfo:
+		return p.tokenCount(&l, n)
+	case l.typ == "compacted":
+		return p.fold(&l, n, true)
+	case l.typ == "event_msg" && l.ptype == "context_compacted":
+		if p.st.FoldOpen {
+			return nil // the compacted item of the same compaction came first
+		}
+		return p.fold(&l, n, false)
+	}
+	return nil
+}
+
+func codexUsage(s *scanner) codexTotal {
+	var t codexTotal
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "input_tokens":
+			t.Input = s.count()
+		case "cached_input_tokens":
+			t.Cached = s.count()
+		case "output_tokens":
+			t.Output = s.count()
+		case "total_tokens":
+			t.Total = s.count()
+		default:
+			s.skip()
+		}
+	})
+	return t
+}
+
+func (p *codexParser) tokenCount(l *cxLine, n int) error {
+	if l.window > 0 {
+		p.st.Window = l.window
+	}
+	if l.hasTotal {
+		if p.st.LastTotal != nil && *p.st.LastTotal == l.total {
+			return nil // a repeat: no new request
+		}
+		t := l.total
+		p.st.LastTotal = &t
+	}
+	if l.last == (codexTotal{}) {
+		return nil
+	}
+	at, err := parseTime(l.timestamp)
+	if err != nil {
+		return err
+	}
+	id := "line:" + itoa(n)
+	if l.hasTotal && l.total.Total > 0 {
+		id = "t" + strconv.FormatInt(l.total.Total, 10)
+	}
+	cached := min(l.last.Cached, l.last.Input)
+	u := Usage{Input: l.last.Input - cached, CacheRead: cached, Output: l.last.Output}
+	model := p.st.Model
+	if p.st.First == "" && model != "" {
+		p.st.First = model
+	}
+	r := &Request{ID: id, At: at, Purpose: PurposeConversation, Provider: p.provider(), Model: model, Usage: u, Line: n}
+	p.lastIdx = len(p.records)
+	p.records = append(p.records, Record{Request: r})
+	p.st.Last = &codexReq{ID: id, At: at, Model: model, Usage: u, Line: n, PrevPre: p.st.Pre}
+	p.st.Pre = l.last.Input + l.last.Output
+	p.st.Position++
+	p.st.FoldOpen = false
+	for _, fi := range p.waiting {
+		c := u.Uncached()
+		f := p.records[fi].Fold
+		f.ActualCold, f.ActualRequest = &c, id
+	}
+	p.waiting = p.waiting[:0]
+	return nil
+}
+
+func (p *codexParser) provider() string {
+	if p.st.Provider == "" {
+		return "openai"
+	}
+	return p.st.Provider
+}
+
+func (p *codexParser) fold(l *cxLine, n int, item bool) error {
+	at, err := parseTime(l.timestamp)
+	if err != nil {
+		return err
+	}
+	pre := p.st.Pre
+	f := &Fold{ID: foldID(p.st.Session, "line:"+itoa(n)+"@"+l.timestamp), At: at, Kind: KindSummary, Trigger: TriggerAuto, Line: n}
+	if item && l.hasMessage && l.message > 0 && !l.replacement {
+		f.CheckpointTokens = int64((l.message + 3) / 4)
+		f.CheckpointEstimated = true
+		// A local compaction: the request just before is its summary call.
+		if last := p.st.Last; last != nil {
+			u := last.Usage
+			f.Summary = &u
+			pre = last.PrevPre
+			p.st.Position--
+			if p.lastIdx >= 0 {
+				p.records[p.lastIdx].Request.Purpose = PurposeCompaction
+			} else {
+				p.records = append(p.records, Record{Request: &Request{ID: last.ID, At: last.At, Purpose: PurposeCompaction,
+					Provider: p.provider(), Model: last.Model, Usage: u, Line: last.Line}})
+			}
+			p.st.Pre = last.PrevPre
+		}
+	}
+	f.PreTokens = pre
+	f.Position = p.st.Position
+	p.st.Last = nil
+	p.lastIdx = -1
+	p.waiting = append(p.waiting, len(p.records))
+	p.records = append(p.records, Record{Fold: f})
+	p.st.FoldOpen = true
+	return nil
+}
+
+func (p *codexParser) finish() (Session, []Record) {
+	s := Session{Harness: Codex, Provider: p.provider(), Title: p.st.Title, Model: p.st.First, ContextWindow: p.st.Window}
+	if p.st.Session != "" {
+		s.ID = "codex:" + p.st.Session
+	}
+	return s, p.records
+}
+
+func (p *codexParser) state(lines int) (json.RawMessage, error) {
+	p.st.Lines = lines
+	return json.Marshal(p.st)
+}

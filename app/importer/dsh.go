@@ -1,0 +1,422 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// DSHVersion is the dsh session log format version this package reads.
+const DSHVersion = 1
+
+// UnsupportedVersionError is a dsh log of a format version this tollgate
+// does not know.
+type UnsupportedVersionError struct {
+	Version int64
+}
+
+func (e *UnsupportedVersionError) Error() string {
+	return fmt.Sprintf("dsh session log format version %d is not supported (this tollgate reads version %d): upgrade tollgate", e.Version, DSHVersion)
+}
+
+var (
+	keyDSHCompaction = []byte(`compaction/`)
+	keyDSHContext    = []byte(`request/context`)
+	keyDSHSurface    = []byte(`surfaceOp`)
+)
+
+type dshState struct {
+	Lines    int    `json:"lines"`
+	Header   bool   `json:"header"`
+	Session  string `json:"session,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Profile  string `json:"profile,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Window   int64  `json:"window,omitempty"`
+	Thresh   int64  `json:"threshold,omitempty"`
+	Position int    `json:"position,omitempty"`
+}
+
+type dshParser struct {
+	st      dshState
+	records []Record
+	index   map[string]int // request id → record index, this pass
+	folds   map[string]int // fold record id (in the log) → record index, this pass
+	waiting []int
+}
+
+func newDSHParser(opts Options) (*dshParser, error) {
+	p := &dshParser{index: map[string]int{}, folds: map[string]int{}}
+	if len(opts.State) > 0 {
+		if err := json.Unmarshal(opts.State, &p.st); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+type dshLine struct {
+	typ, at, id, model, profile, provider, purpose, trigger, format, session, title, cause, op, kind string
+	version                                                                                          int64
+	hasVersion, hasUsage, hasCall                                                                    bool
+	usage                                                                                            Usage
+	window, threshold, pre, summarized, retained, checkpoint, units, shadowed                        int64
+	from                                                                                             *int64
+	callID, callModel                                                                                string
+	callUsage                                                                                        Usage
+	unitTokens, unitCount, replacement                                                               int64
+}
+
+func (p *dshParser) line(b []byte, n int) error {
+	if p.st.Header && !bytes.Contains(b, keyUsage) && !bytes.Contains(b, keyDSHCompaction) &&
+		!bytes.Contains(b, keyDSHContext) && !bytes.Contains(b, keyDSHSurface) {
+		return nil
+	}
+	var l dshLine
+	s := scanner{b: b}
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "type":
+			l.typ = s.str()
+		case "at":
+			l.at = s.str()
+		case "id":
+			l.id = s.str()
+		case "model":
+			l.model = s.str()
+		case "profile":
+			l.profile = s.str()
+		case "provider":
+			l.provider = s.str()
+		case "purpose":
+			l.purpose = s.str()
+		case "trigger":
+			l.trigger = s.str()
+		case "format":
+			l.format = s.str()
+		case "session":
+			l.session = s.str()
+		case "title":
+			l.title = s.str()
+		case "cause":
+			l.cause = s.str()
+		case "op":
+			l.op = s.str()
+		case "kind":
+			l.kind = s.str()
+		case "version":
+			l.version = s.count()
+			l.hasVersion = true
+		case "usage":
+			l.hasUsage = true
+			l.usage = dshUsage(&s)
+		case "contextWindow":
+			l.window = s.count()
+		case "thresholdTokens":
+			l.threshold = s.count()
+		case "preTokens":
+			l.pre = s.count()
+		case "summarizedTokens":
+			l.summarized = s.count()
+		case "retainedTokens":
+			l.retained = s.count()
+		case "checkpointTokens":
+			l.checkpoint = s.count()
+		case "shadowedTokens":
+			l.shadowed = s.count()
+		case "fromTokens":
+			v := s.count()
+			l.from = &v
+		case "units":
+			if s.peek() == '[' {
+				l.unitCount, l.unitTokens = dshUnits(&s)
+			} else {
+				l.units = s.count()
+			}
+		case "replacement":
+			if s.isNull() {
+				return
+			}
+			s.object(func(k []byte) {
+				if string(k) == "tokens" {
+					l.replacement = s.count()
+				} else {
+					s.skip()
+				}
+			})
+		case "call":
+			if s.isNull() {
+				return
+			}
+			l.hasCall = true
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "id":
+					l.callID = s.str()
+				case "model":
+					l.callModel = s.str()
+				case "usage":
+					l.callUsage = dshUsage(&s)
+				default:
+					s.skip()
+				}
+			})
+		default:
+			s.skip()
+		}
+	})
+	s.end()
+	if s.err != nil {
+		return s.err
+	}
+	if !p.st.Header {
+		return p.header(&l)
+	}
+	switch l.typ {
+	case "request/context":
+		if l.window > 0 {
+			p.st.Window = l.window
+		}
+		if l.threshold > 0 {
+			p.st.Thresh = l.threshold
+		}
+	case "assistant/message":
+		if !l.hasUsage {
+			return nil
+		}
+		return p.message(&l, n)
+	case "compaction/summary":
+		return p.compaction(&l, n, KindSummary)
+	case "compaction/prune":
+		return p.compaction(&l, n, KindPrune)
+	case "surfaceOp":
+		return p.surfaceOp(&l, n)
+	case "header":
+		return errors.New("a second header line")
+	}
+	return nil
+}
+
+func (p *dshParser) header(l *dshLine) error {
+	if l.typ != "header" || l.format != "dsh.session" {
+		return errors.New(`not a dsh session log: the first line must be the header {"type":"header","format":"dsh.session","version":1,…}`)
+	}
+	if !l.hasVersion {
+		return errors.New("dsh session log header: version missing")
+	}
+	if l.version != DSHVersion {
+		return &UnsupportedVersionError{Version: l.version}
+	}
+	if l.session == "" {
+		return errors.New("dsh session log header: session missing")
+	}
+	p.st = dshState{Header: true, Session: l.session, Provider: l.provider, Model: l.model, Profile: l.profile,
+		Title: l.title, Window: l.window, Thresh: l.threshold, Lines: p.st.Lines}
+	return nil
+}
+
+func dshUsage(s *scanner) Usage {
+	var u Usage
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "inputTokens":
+			u.Input = s.count()
+		case "cacheReadTokens":
+			u.CacheRead = s.count()
+		case "cacheWriteTokens":
+			u.CacheWrite = s.count()
+		case "cacheWrite1hTokens":
+			u.CacheWrite1h = s.count()
+		case "outputTokens":
+			u.Output = s.count()
+		default:
+			s.skip()
+		}
+	})
+	return u
+}
+
+// dshUnits reads [{"id","tokens"},…] and returns the count and the tokens.
+func dshUnits(s *scanner) (count, tokens int64) {
+	s.i++ // '['
+	if s.peek() == ']' {
+		s.i++
+		return 0, 0
+	}
+	for s.err == nil {
+		count++
+		s.object(func(k []byte) {
+			if string(k) == "tokens" {
+				tokens += s.count()
+			} else {
+				s.skip()
+			}
+		})
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return count, min(tokens, maxCount)
+		default:
+			s.fail("want ',' or ']' in units")
+		}
+	}
+	return count, tokens
+}
+
+func dshTrigger(t string) string {
+	if t == TriggerManual {
+		return TriggerManual
+	}
+	return TriggerAuto
+}
+
+func (p *dshParser) message(l *dshLine, n int) error {
+	if l.id == "" {
+		return errors.New("assistant/message without an id")
+	}
+	if i, ok := p.index[l.id]; ok {
+		r := p.records[i].Request
+		r.Usage = r.Usage.Max(l.usage)
+		return nil
+	}
+	at, err := parseTime(l.at)
+	if err != nil {
+		return err
+	}
+	purpose := PurposeConversation
+	switch l.purpose {
+	case "", PurposeConversation:
+	case PurposeSubagent, PurposeCompaction:
+		purpose = l.purpose
+	default:
+		return fmt.Errorf("purpose %q: want conversation or subagent", l.purpose)
+	}
+	r := &Request{ID: l.id, At: at, Purpose: purpose, Profile: l.profile, Provider: l.provider, Model: l.model, Usage: l.usage, Line: n}
+	p.index[l.id] = len(p.records)
+	p.records = append(p.records, Record{Request: r})
+	if purpose == PurposeConversation {
+		if p.st.Model == "" {
+			p.st.Model = l.model
+		}
+		p.st.Position++
+		for _, fi := range p.waiting {
+			p.records[fi].Fold.ActualRequest = l.id
+		}
+		p.waiting = p.waiting[:0]
+	}
+	return nil
+}
+
+func (p *dshParser) compaction(l *dshLine, n int, kind string) error {
+	if l.id == "" {
+		return fmt.Errorf("%s without an id", l.typ)
+	}
+	at, err := parseTime(l.at)
+	if err != nil {
+		return err
+	}
+	if l.hasCall {
+		id := l.callID
+		if id == "" {
+			id = l.id + "/call"
+		}
+		if _, dup := p.index[id]; !dup {
+			p.index[id] = len(p.records)
+			p.records = append(p.records, Record{Request: &Request{ID: id, At: at, Purpose: PurposeCompaction, Model: l.callModel, Usage: l.callUsage, Line: n}})
+		}
+	}
+	f := &Fold{ID: foldID("dsh:"+p.st.Session, l.id), At: at, Kind: kind, Trigger: dshTrigger(l.trigger), PreTokens: l.pre,
+		Position: p.st.Position, CheckpointTokens: l.checkpoint, RetainedTokens: l.retained, ShadowedTokens: l.shadowed,
+		Units: int(min(l.units, 1<<31-1)), FromTokens: l.from, Line: n}
+	if kind == KindSummary && f.ShadowedTokens == 0 && l.summarized > l.checkpoint {
+		f.ShadowedTokens = l.summarized - l.checkpoint
+	}
+	if l.hasCall {
+		u := l.callUsage
+		f.Summary = &u
+	}
+	p.addFold(l.id, f)
+	return nil
+}
+
+func (p *dshParser) addFold(logID string, f *Fold) {
+	p.folds[logID] = len(p.records)
+	p.waiting = append(p.waiting, len(p.records))
+	p.records = append(p.records, Record{Fold: f})
+}
+
+func (p *dshParser) surfaceOp(l *dshLine, n int) error {
+	if l.op != "replace" {
+		return nil
+	}
+	shadowed := max(l.unitTokens-l.replacement, 0)
+	if l.cause != "" {
+		if i, ok := p.folds[l.cause]; ok {
+			f := p.records[i].Fold
+			f.ShadowedTokens += shadowed
+			f.Units += int(min(l.unitCount, 1<<31-1))
+			if f.FromTokens == nil && l.from != nil {
+				f.FromTokens = l.from
+			}
+		}
+		return nil
+	}
+	if l.id == "" {
+		return errors.New("surfaceOp without an id or a cause")
+	}
+	at, err := parseTime(l.at)
+	if err != nil {
+		return err
+	}
+	kind := KindPrune
+	if l.kind == KindSummary {
+		kind = KindSummary
+	}
+	f := &Fold{ID: foldID("dsh:"+p.st.Session, l.id), At: at, Kind: kind, Trigger: dshTrigger(l.trigger), PreTokens: l.pre,
+		Position: p.st.Position, ShadowedTokens: shadowed, Units: int(min(l.unitCount, 1<<31-1)), FromTokens: l.from, Line: n}
+	if kind == KindSummary {
+		f.CheckpointTokens = l.replacement
+	}
+	p.addFold(l.id, f)
+	return nil
+}
+
+func (p *dshParser) finish() (Session, []Record) {
+	for _, rec := range p.records {
+		if f := rec.Fold; f != nil && f.ActualRequest != "" {
+			if i, ok := p.index[f.ActualRequest]; ok {
+				c := p.records[i].Request.Usage.Uncached()
+				f.ActualCold = &c
+			}
+		}
+	}
+	s := Session{Harness: DSH, Title: p.st.Title, Profile: p.st.Profile, Provider: p.st.Provider, Model: p.st.Model,
+		ContextWindow: p.st.Window, ThresholdTokens: p.st.Thresh}
+	if p.st.Session != "" {
+		s.ID = "dsh:" + p.st.Session
+	}
+	// Requests name no model, profile or provider of their own: the header's.
+	for _, rec := range p.records {
+		if r := rec.Request; r != nil {
+			if r.Profile == "" {
+				r.Profile = p.st.Profile
+			}
+			if r.Provider == "" {
+				r.Provider = p.st.Provider
+			}
+			if r.Model == "" {
+				r.Model = p.st.Model
+			}
+		}
+	}
+	return s, p.records
+}
+
+func (p *dshParser) state(lines int) (json.RawMessage, error) {
+	p.st.Lines = lines
+	return json.Marshal(p.st)
+}

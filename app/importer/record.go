@@ -1,0 +1,199 @@
+package importer
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Harness names, as stored in sessions.harness and accepted by --harness.
+const (
+	ClaudeCode = "claude-code"
+	Codex      = "codex"
+	DSH        = "dsh"
+)
+
+// Purposes of a request (the storage package's vocabulary).
+const (
+	PurposeConversation = "conversation"
+	PurposeCompaction   = "compaction"
+	PurposeSubagent     = "subagent"
+)
+
+// Fold kinds and triggers.
+const (
+	KindSummary   = "summary"
+	KindPrune     = "prune"
+	TriggerAuto   = "auto"
+	TriggerManual = "manual"
+)
+
+// Usage counts one request's tokens, disjoint as DESIGN §3 defines them:
+// Input is neither read from nor written to the cache.
+type Usage struct {
+	Input        int64 `json:"input"`
+	CacheRead    int64 `json:"cacheRead"`
+	CacheWrite   int64 `json:"cacheWrite"`   // 5-minute or untyped writes
+	CacheWrite1h int64 `json:"cacheWrite1h"` // one-hour writes
+	Output       int64 `json:"output"`
+}
+
+// Prompt is every input token of the request, cached or not.
+func (u Usage) Prompt() int64 { return u.Input + u.CacheRead + u.CacheWrite + u.CacheWrite1h }
+
+// Uncached is the part of the prompt not read from the cache.
+func (u Usage) Uncached() int64 { return u.Input + u.CacheWrite + u.CacheWrite1h }
+
+// Add sums two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Input: u.Input + v.Input, CacheRead: u.CacheRead + v.CacheRead, CacheWrite: u.CacheWrite + v.CacheWrite,
+		CacheWrite1h: u.CacheWrite1h + v.CacheWrite1h, Output: u.Output + v.Output}
+}
+
+// Max is the field-wise maximum: the final figures of a streamed message
+// whose snapshots only ever grow.
+func (u Usage) Max(v Usage) Usage {
+	return Usage{Input: max(u.Input, v.Input), CacheRead: max(u.CacheRead, v.CacheRead), CacheWrite: max(u.CacheWrite, v.CacheWrite),
+		CacheWrite1h: max(u.CacheWrite1h, v.CacheWrite1h), Output: max(u.Output, v.Output)}
+}
+
+// Session is what a log says about its session. Empty fields say nothing.
+type Session struct {
+	ID              string `json:"id"`
+	Harness         string `json:"harness"`
+	Title           string `json:"title,omitempty"`
+	Profile         string `json:"profile,omitempty"`
+	Provider        string `json:"provider,omitempty"`
+	Model           string `json:"model,omitempty"`
+	ContextWindow   int64  `json:"contextWindow,omitempty"`
+	ThresholdTokens int64  `json:"thresholdTokens,omitempty"`
+}
+
+// Request is one billed model call.
+type Request struct {
+	// ID identifies the request within its session, stably across
+	// re-imports: Claude Code's message id (+ request id), a Codex
+	// request's cumulative token count, a dsh message id.
+	ID       string
+	At       time.Time
+	Purpose  string // conversation | compaction | subagent
+	Profile  string
+	Provider string
+	Model    string
+	Usage    Usage
+	Line     int // 1-based line of its first appearance in the file
+}
+
+// Fold is one context rewrite a log shows.
+type Fold struct {
+	// ID is stable across re-imports and copies of the same log: derived
+	// from the session and the rewrite's own id in the log (Claude Code's
+	// line uuid, a dsh record id, a Codex line's time and position).
+	ID        string
+	At        time.Time
+	Kind      string // summary | prune
+	Trigger   string // auto | manual
+	PreTokens int64  // context tokens before the rewrite
+	// Summary is the summary call's usage when the same file shows it
+	// (dsh, Codex). Claude Code's lives in another file; the store links
+	// it by time, as it does for every compaction request.
+	Summary *Usage
+	// Position is the number of main-conversation requests of the file
+	// (this import included) before the fold.
+	Position int
+	// ActualCold is the uncached part of the first main-conversation
+	// request after the fold, when this file shows it; ActualRequest is
+	// that request's ID.
+	ActualCold    *int64
+	ActualRequest string
+	// CheckpointTokens is the summary's size when the log tells it (dsh),
+	// or an estimate from its text at 4 characters per token (Claude Code,
+	// Codex: CheckpointEstimated is then set). The text itself is never kept.
+	CheckpointTokens    int64
+	CheckpointEstimated bool
+	// ShadowedTokens are the tokens a prune or replacement took out of the
+	// model-visible context (dsh), and Units how many units it touched.
+	ShadowedTokens int64
+	Units          int
+	// RetainedTokens is the tail a summary kept after its checkpoint (dsh).
+	RetainedTokens int64
+	// FromTokens is where (in tokens after the envelope) the first unit the
+	// rewrite changed starts, when the log says (dsh prunes).
+	FromTokens *int64
+	Line       int
+}
+
+// Plan is the JSON stored in rewrites.plan for an imported fold: token
+// counts only.
+func (f *Fold) Plan() string {
+	p := map[string]any{"source": "import"}
+	if f.CheckpointTokens > 0 {
+		p["checkpointTokens"] = f.CheckpointTokens
+		if f.CheckpointEstimated {
+			p["checkpointEstimated"] = true
+		}
+	}
+	if f.ShadowedTokens > 0 {
+		p["shadowedTokens"] = f.ShadowedTokens
+	}
+	if f.Units > 0 {
+		p["units"] = f.Units
+	}
+	if f.RetainedTokens > 0 {
+		p["retainedTokens"] = f.RetainedTokens
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// Record is one request or one fold, in log order.
+type Record struct {
+	Request *Request
+	Fold    *Fold
+}
+
+// Batch is what one pass over (the new part of) a file yields.
+type Batch struct {
+	Harness string
+	Session Session
+	Records []Record
+	// Lines and Consumed count what this pass read: complete lines only,
+	// a partly written last line is left for the next pass.
+	Lines    int
+	Consumed int64
+}
+
+// Requests counts the batch's requests.
+func (b *Batch) Requests() int {
+	n := 0
+	for _, r := range b.Records {
+		if r.Request != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Folds counts the batch's folds.
+func (b *Batch) Folds() int {
+	n := 0
+	for _, r := range b.Records {
+		if r.Fold != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// LineError is a line the parser could not read.
+type LineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
