@@ -25,7 +25,9 @@ type synthLog struct {
 
 var synthT0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-func stamp(i int) string { return synthT0.Add(time.Duration(i) * 7 * time.Second).Format("2006-01-02T15:04:05.000Z") }
+func stamp(i int) string {
+	return synthT0.Add(time.Duration(i) * 7 * time.Second).Format("2006-01-02T15:04:05.000Z")
+}
 
 // synthClaude writes a main transcript: streamed snapshots, tool results,
 // a sidechain message, a synthetic notice, two folds (auto, manual) each

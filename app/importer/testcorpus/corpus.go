@@ -164,7 +164,7 @@ func (g *gen) session(size int64) error {
 	}
 	for i := 0; i < 2; i++ {
 		u := g.uuid()
-		main.line([]byte(`{"type":"file-history-snapshot","messageId":"`+u+`","snapshot":{"messageId":"`+u+`","trackedFileBackups":{},"timestamp":"`+msTime(ts)+`"},"isSnapshotUpdate":false}`))
+		main.line([]byte(`{"type":"file-history-snapshot","messageId":"` + u + `","snapshot":{"messageId":"` + u + `","trackedFileBackups":{},"timestamp":"` + msTime(ts) + `"},"isSnapshotUpdate":false}`))
 	}
 	const envelope = 21478
 	ctx := int64(envelope)
