@@ -1,0 +1,151 @@
+package harness
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestClaudeCodePreCompactHook drives the real Claude Code (2.1.332) with
+// tollgate's PreCompact hook installed by `tollgate hook claude-code
+// --install`, against the fake Anthropic provider, in ask mode with a
+// scripted UI answering the dialog.
+func TestClaudeCodePreCompactHook(t *testing.T) {
+	e := harnessEnv(t)
+	p, err := StartProvider(testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	home, environ := sandbox(t)
+	configDir := filepath.Join(home, ".claude-config")
+	environ = append(environ, "CLAUDE_CONFIG_DIR="+configDir)
+	tg := startTollgate(t, e, environ)
+	work := filepath.Join(home, "work")
+	os.MkdirAll(work, 0o755)
+
+	// Install the hook the way a user does; tollgate (which runs with the
+	// same HOME) sees it installed, verified, and armed.
+	install := exec.Command(e.bin, "hook", "claude-code", "--install", "--home", tg.Home, "--timeout", "60")
+	install.Env = environ
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	var engines struct {
+		Armed        bool `json:"armed"`
+		Integrations []struct {
+			Name         string
+			Installed    bool
+			Verified     bool
+			Detail       string
+			LastDecision string
+		} `json:"integrations"`
+	}
+	tg.get(t, "/v1/engines", &engines)
+	if !engines.Armed || engines.Integrations[0].Name != "claude-code" || !engines.Integrations[0].Verified {
+		t.Fatalf("after --install: %+v", engines)
+	}
+
+	ui := startUI(t, tg)
+	claude := append(environ, "ANTHROPIC_BASE_URL="+p.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy")
+	auto := append(append([]string(nil), claude...), "CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=10")
+
+	r := run(t, p, work, claude, e.claude, "-p", bigPrompt("first"))
+	if r.code != 0 || !strings.Contains(r.out, "ok.") {
+		t.Fatalf("first turn: exit %d", r.code)
+	}
+	transcripts, _ := filepath.Glob(filepath.Join(configDir, "projects", "*", "*.jsonl"))
+	if len(transcripts) != 1 {
+		t.Fatalf("transcripts %v", transcripts)
+	}
+	transcript := transcripts[0]
+	sessionID := "claude-code:" + strings.TrimSuffix(filepath.Base(transcript), ".jsonl")
+
+	// A manual /compact: allowed without asking (the profile does not guard
+	// manual compactions), and compacted.
+	ui.setAnswer("not-now")
+	r = run(t, p, work, claude, e.claude, "-p", "-c", "/compact")
+	if r.code != 0 || r.compac != 1 || countBoundaries(t, transcript) != 1 {
+		t.Fatalf("manual /compact: exit %d, %d compactions, %d boundaries", r.code, r.compac, countBoundaries(t, transcript))
+	}
+	if asked, decided := ui.snapshot(); len(asked) != 0 || len(decided) != 1 || decided[0].Reason != "manual" {
+		t.Fatalf("manual: asked %+v decided %+v", asked, decided)
+	}
+
+	// Turns until the reported usage crosses the (lowered) auto-compact
+	// threshold and Claude Code fires an automatic PreCompact: Not now.
+	var declined result
+	for i := 0; i < 3; i++ {
+		declined = run(t, p, work, auto, e.claude, "-p", "-c", "next")
+		if asked, _ := ui.snapshot(); len(asked) > 0 {
+			break
+		}
+	}
+	asked, _ := ui.snapshot()
+	if len(asked) != 1 || asked[0].Trigger != "pressure" || asked[0].Session != sessionID || asked[0].Quote == nil || asked[0].DeadlineSeconds != 55 {
+		t.Fatalf("automatic PreCompact not asked as expected: %+v", asked)
+	}
+	if declined.code != 0 || declined.compac != 0 || countBoundaries(t, transcript) != 1 || !strings.Contains(declined.out, "ok.") {
+		t.Fatalf("Not now: exit %d, %d compaction requests, %d boundaries (want 0 new: the turn goes on uncompacted)", declined.code, declined.compac, countBoundaries(t, transcript))
+	}
+	if d := ui.waitDecided(2); d[1].Decision != "decline" || d[1].Reason != "user" {
+		t.Fatalf("decisions %+v", d)
+	}
+
+	// The next prompt asks again: Allow once compacts.
+	ui.setAnswer("allow-once")
+	allowed := run(t, p, work, auto, e.claude, "-p", "-c", "next")
+	if allowed.code != 0 || allowed.compac != 1 || countBoundaries(t, transcript) != 2 {
+		t.Fatalf("Allow once: exit %d, %d compaction requests, %d boundaries", allowed.code, allowed.compac, countBoundaries(t, transcript))
+	}
+	asked, _ = ui.snapshot()
+	if len(asked) != 2 || asked[1].Turn == asked[0].Turn {
+		t.Fatalf("the second prompt was not asked on its own turn: %+v", asked)
+	}
+	if d := ui.waitDecided(3); d[2].Decision != "allow" || d[2].Reason != "user" {
+		t.Fatalf("decisions %+v", d)
+	}
+
+	// The session, its folds and the decisions are in the API.
+	var series struct {
+		Session struct {
+			ID       string `json:"id"`
+			Harness  string `json:"harness"`
+			Requests int    `json:"requests"`
+			Declined int    `json:"declined"`
+		} `json:"session"`
+		ContextWindow int64 `json:"contextWindow"`
+		Folds         []struct {
+			Decision, Reason, Trigger, Turn, Source string
+		} `json:"folds"`
+	}
+	tg.get(t, "/v1/sessions/"+sessionID+"/series", &series)
+	if series.Session.Harness != "claude-code" || series.Session.Requests < 3 || series.ContextWindow != 100000 || series.Session.Declined != 1 {
+		t.Fatalf("session %+v window %d", series.Session, series.ContextWindow)
+	}
+	var got []string
+	for _, f := range series.Folds {
+		got = append(got, f.Decision+"/"+f.Reason+"/"+f.Trigger)
+	}
+	if strings.Join(got, " ") != "allow/manual/manual decline/user/pressure allow/user/pressure" {
+		t.Fatalf("folds %v", got)
+	}
+	tg.get(t, "/v1/engines", &engines)
+	if !strings.HasPrefix(engines.Integrations[0].LastDecision, "allow (user)") {
+		t.Fatalf("last decision %q", engines.Integrations[0].LastDecision)
+	}
+
+	// --uninstall removes it; tollgate is no longer armed.
+	un := exec.Command(e.bin, "hook", "claude-code", "--uninstall")
+	un.Env = environ
+	if out, err := un.CombinedOutput(); err != nil {
+		t.Fatalf("uninstall: %v\n%s", err, out)
+	}
+	tg.get(t, "/v1/engines", &engines)
+	if engines.Armed || engines.Integrations[0].Installed {
+		t.Fatalf("after --uninstall: %+v", engines)
+	}
+}

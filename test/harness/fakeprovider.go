@@ -1,0 +1,311 @@
+// Package harness holds the end-to-end tests that drive the real harness
+// programs (Claude Code, DeepSeek-Reasonix) against tollgate, and the fake
+// model provider they talk to.
+//
+// The fake provider serves an OpenAI-style streaming
+// POST /v1/chat/completions (ending with a usage chunk and [DONE]) and an
+// Anthropic-style SSE POST /v1/messages (with ?beta=true tolerated) plus
+// /v1/messages/count_tokens. Token counts are honest: a request's prompt
+// tokens are its serialized messages, system prompt and tools at 4 bytes a
+// token, and the cached part is the longest prefix it shares with an earlier
+// request, because both harnesses decide when to compact from the usage the
+// provider reports.
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Call is one model request the fake provider served.
+type Call struct {
+	API        string // "openai" | "anthropic"
+	Path       string
+	At         time.Time
+	Compaction bool // the request asks for a summary of the conversation
+	Prompt     int64
+	Cached     int64
+	Output     int64
+	Body       []byte
+}
+
+// Provider is the fake model provider.
+type Provider struct {
+	URL string
+	// DumpDir, when set, receives every request body as NNN-api.json
+	// (for looking at what a harness sends).
+	DumpDir string
+
+	ln  net.Listener
+	srv *http.Server
+	log *slog.Logger
+
+	mu       sync.Mutex
+	calls    []Call
+	prefixes [][]byte // every earlier prompt, for the cache figures
+}
+
+// StartProvider serves the fake provider on 127.0.0.1 (a free port).
+func StartProvider(log *slog.Logger) (*Provider, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	p := &Provider{URL: "http://" + ln.Addr().String(), ln: ln, log: log}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", p.chatCompletions)
+	mux.HandleFunc("POST /chat/completions", p.chatCompletions)
+	mux.HandleFunc("GET /v1/models", p.models)
+	mux.HandleFunc("GET /models", p.models)
+	mux.HandleFunc("POST /v1/messages", p.messages)
+	mux.HandleFunc("POST /v1/messages/count_tokens", p.countTokens)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		p.log.Info("fake provider: unhandled", "method", r.Method, "path", r.URL.Path)
+		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+	})
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go p.srv.Serve(ln)
+	return p, nil
+}
+
+// Close stops the provider.
+func (p *Provider) Close() error { return p.srv.Close() }
+
+// Calls returns every request served so far.
+func (p *Provider) Calls() []Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Call(nil), p.calls...)
+}
+
+// Compactions counts the summary requests served so far.
+func (p *Provider) Compactions() int {
+	n := 0
+	for _, c := range p.Calls() {
+		if c.Compaction {
+			n++
+		}
+	}
+	return n
+}
+
+// account records a call whose prompt is the given bytes and returns its
+// prompt and cached token counts: cached is the longest prefix shared with
+// an earlier prompt, at 4 bytes a token.
+func (p *Provider) account(api, path string, body, prompt []byte, compaction bool, output int64) (int64, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	shared := 0
+	for _, prev := range p.prefixes {
+		n := min(len(prev), len(prompt))
+		i := 0
+		for i < n && prev[i] == prompt[i] {
+			i++
+		}
+		shared = max(shared, i)
+	}
+	p.prefixes = append(p.prefixes, prompt)
+	tokens := int64(len(prompt)+3) / 4
+	cached := int64(shared) / 4
+	if cached < 1024/4 { // providers cache nothing below a minimum prefix
+		cached = 0
+	}
+	if p.DumpDir != "" {
+		os.WriteFile(filepath.Join(p.DumpDir, fmt.Sprintf("%03d-%s.json", len(p.calls)+1, api)), body, 0o644)
+	}
+	p.calls = append(p.calls, Call{API: api, Path: path, At: time.Now(), Compaction: compaction, Prompt: tokens, Cached: cached, Output: output, Body: body})
+	return tokens, cached
+}
+
+// isSummaryRequest spots a harness asking for a summary of its conversation
+// in the text of the request's last message.
+func isSummaryRequest(last string) bool {
+	l := strings.ToLower(last)
+	return strings.Contains(l, "summary") || strings.Contains(l, "summarize") || strings.Contains(l, "summarise")
+}
+
+// ---- OpenAI ----
+
+type chatRequest struct {
+	Model    string            `json:"model"`
+	Stream   bool              `json:"stream"`
+	Messages []json.RawMessage `json:"messages"`
+	Tools    json.RawMessage   `json:"tools"`
+}
+
+func (p *Provider) models(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"tollgate-test"}]}`)
+}
+
+func (p *Provider) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	// The cacheable prompt: tools first, then the messages in order.
+	var prompt bytes.Buffer
+	prompt.Write(req.Tools)
+	for _, m := range req.Messages {
+		prompt.Write(m)
+	}
+	last := ""
+	if n := len(req.Messages); n > 0 {
+		last = string(req.Messages[n-1])
+	}
+	compaction := isSummaryRequest(last)
+	text := "ok."
+	if compaction {
+		text = "Summary: the user sent long prompts and the assistant acknowledged them."
+	}
+	output := int64(len(text)+3) / 4
+	tokens, cached := p.account("openai", r.URL.Path, body, prompt.Bytes(), compaction, output)
+	p.log.Info("fake provider: chat completion", "prompt", tokens, "cached", cached, "compaction", compaction, "stream", req.Stream)
+	usage := map[string]any{"prompt_tokens": tokens, "completion_tokens": output, "total_tokens": tokens + output,
+		"prompt_tokens_details": map[string]any{"cached_tokens": cached}, "prompt_cache_hit_tokens": cached, "prompt_cache_miss_tokens": tokens - cached}
+	model := req.Model
+	if model == "" {
+		model = "fake-model"
+	}
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}},
+			"usage":   usage,
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	send(chunk(map[string]any{"content": text}, nil))
+	send(chunk(map[string]any{}, "stop"))
+	send(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": model, "choices": []any{}, "usage": usage})
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+// ---- Anthropic ----
+
+type messagesRequest struct {
+	Model    string            `json:"model"`
+	Stream   bool              `json:"stream"`
+	System   json.RawMessage   `json:"system"`
+	Tools    json.RawMessage   `json:"tools"`
+	Messages []json.RawMessage `json:"messages"`
+}
+
+func anthropicPrompt(req messagesRequest) ([]byte, string) {
+	var prompt bytes.Buffer
+	prompt.Write(req.Tools)
+	prompt.Write(req.System)
+	for _, m := range req.Messages {
+		prompt.Write(m)
+	}
+	last := ""
+	if n := len(req.Messages); n > 0 {
+		last = string(req.Messages[n-1])
+	}
+	return prompt.Bytes(), last
+}
+
+func (p *Provider) countTokens(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req messagesRequest
+	json.Unmarshal(body, &req)
+	prompt, _ := anthropicPrompt(req)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"input_tokens":%d}`, (len(prompt)+3)/4)
+}
+
+func (p *Provider) messages(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req messagesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	prompt, last := anthropicPrompt(req)
+	compaction := isSummaryRequest(last) && strings.Contains(strings.ToLower(last), "conversation")
+	text := "ok."
+	if compaction {
+		text = "<analysis>The user sent prompts.</analysis>\n<summary>1. Primary Request: the user sent long prompts; the assistant acknowledged each.</summary>"
+	} else if strings.Contains(strings.ToLower(last), "title") && strings.Contains(strings.ToLower(last), "json") {
+		text = `{"title":"Test session"}`
+	}
+	output := int64(len(text)+3) / 4
+	tokens, cached := p.account("anthropic", r.URL.Path, body, prompt, compaction, output)
+	uncached := tokens - cached
+	p.log.Info("fake provider: messages", "prompt", tokens, "cached", cached, "compaction", compaction, "stream", req.Stream, "model", req.Model)
+	model := req.Model
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	// Anthropic's input_tokens exclude the cache: the uncached part is
+	// written to the cache (Claude Code marks its prompt cacheable).
+	usage := map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
+		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": output}
+	msgID := fmt.Sprintf("msg_fake%d", time.Now().UnixNano())
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": msgID, "type": "message", "role": "assistant", "model": model,
+			"content":     []any{map[string]any{"type": "text", "text": text}},
+			"stop_reason": "end_turn", "stop_sequence": nil, "usage": usage,
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	send := func(event string, v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	startUsage := map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
+		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": 1}
+	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": startUsage}})
+	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": text}})
+	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": output}})
+	send("message_stop", map[string]any{"type": "message_stop"})
+}

@@ -1,0 +1,151 @@
+package harness
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReasonixCompactionPrepare drives the real Reasonix (1.38.11) with
+// tollgate's plugin installed through `reasonix plugin install`, against
+// the fake OpenAI-style provider with a 16k window compacting at half of
+// it, in ask mode with a scripted UI.
+func TestReasonixCompactionPrepare(t *testing.T) {
+	e := harnessEnv(t)
+	p, err := StartProvider(testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	home, environ := sandbox(t)
+	tg := startTollgate(t, e, environ)
+	os.MkdirAll(filepath.Join(home, ".reasonix"), 0o700)
+	// Reasonix reads provider keys only from its own .env.
+	os.WriteFile(filepath.Join(home, ".reasonix", ".env"), []byte("FAKE_API_KEY=dummy\n"), 0o600)
+	work := filepath.Join(home, "work")
+	os.MkdirAll(work, 0o755)
+	os.WriteFile(filepath.Join(work, "reasonix.toml"), []byte(`default_model = "fake"
+
+[agent]
+compact_ratio = 0.5
+
+[[providers]]
+name = "fake"
+kind = "openai"
+base_url = "`+p.URL+`/v1"
+model = "fake-model"
+api_key_env = "FAKE_API_KEY"
+context_window = 16000
+`), 0o644)
+
+	// The plugin, written by tollgate and installed by Reasonix. A 12 s
+	// intercept timeout keeps the timeout case short (the default is
+	// Reasonix's 60 s ceiling).
+	pluginDir := filepath.Join(home, "tollgate-plugin")
+	for _, args := range [][]string{
+		{e.bin, "ext", "reasonix", "--install", "--home", tg.Home, "--dir", pluginDir, "--timeout", "12s"},
+		{e.reasonx, "plugin", "install", pluginDir, "--yes"},
+	} {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env, cmd.Dir = environ, work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	var engines struct {
+		Armed        bool `json:"armed"`
+		Integrations []struct {
+			Name      string
+			Installed bool
+			Verified  bool
+			Detail    string
+		} `json:"integrations"`
+	}
+	tg.get(t, "/v1/engines", &engines)
+	if !engines.Armed || engines.Integrations[1].Name != "reasonix" || !engines.Integrations[1].Verified {
+		t.Fatalf("after plugin install: %+v", engines)
+	}
+
+	ui := startUI(t, tg)
+	// Run 1 fills half the window; no compaction yet.
+	r := run(t, p, work, environ, e.reasonx, "run", bigPrompt("one"))
+	if r.code != 0 || r.compac != 0 {
+		t.Fatalf("run 1: exit %d, %d compactions", r.code, r.compac)
+	}
+
+	// Run 2: compaction.prepare arrives; Not now blocks it, and the run
+	// goes on with the full history (a convergence retry in the same run is
+	// muted, not asked again).
+	ui.setAnswer("not-now")
+	r = run(t, p, work, environ, e.reasonx, "run", "-c", bigPrompt("two"))
+	asked, _ := ui.snapshot()
+	if r.code != 0 || r.compac != 0 || len(asked) != 1 || !strings.Contains(r.out, "ok.") {
+		t.Fatalf("run 2 (Not now): exit %d, %d compaction requests, asked %d", r.code, r.compac, len(asked))
+	}
+	if a := asked[0]; !strings.HasPrefix(a.Session, "reasonix:") || a.Harness != "reasonix" || !strings.HasPrefix(a.Turn, "run-") || a.DeadlineSeconds != 9 || a.Quote == nil {
+		t.Fatalf("asked %+v", a)
+	}
+	_, decided := ui.snapshot()
+	if decided[0].Decision != "decline" || decided[0].Reason != "user" {
+		t.Fatalf("decided %+v", decided)
+	}
+	for _, d := range decided[1:] {
+		if d.Reason != "muted" {
+			t.Fatalf("a later compaction in the declined run: %+v", d)
+		}
+	}
+	nDecided := len(decided)
+
+	// Run 3: a new run asks again; Allow once lets Reasonix summarize.
+	ui.setAnswer("allow-once")
+	r = run(t, p, work, environ, e.reasonx, "run", "-c", bigPrompt("three"))
+	asked, _ = ui.snapshot()
+	if r.code != 0 || r.compac < 1 || len(asked) < 2 || asked[1].Turn == asked[0].Turn {
+		t.Fatalf("run 3 (Allow once): exit %d, %d compaction requests, asked %+v", r.code, r.compac, asked)
+	}
+	if d := ui.waitDecided(nDecided + 1); d[nDecided].Decision != "allow" {
+		t.Fatalf("decided %+v", d)
+	}
+
+	// Run 4: nobody answers; tollgate declines at the deadline (timeout),
+	// before Reasonix's own 12 s.
+	ui.setAnswer("")
+	before := len(asked)
+	start := time.Now()
+	r = run(t, p, work, environ, e.reasonx, "run", "-c", bigPrompt("four"))
+	asked, decided = ui.snapshot()
+	if r.code != 0 || r.compac != 0 || len(asked) != before+1 {
+		t.Fatalf("run 4 (no answer): exit %d, %d compaction requests, asked %d", r.code, r.compac, len(asked)-before)
+	}
+	var timeout *decision
+	for i := range decided {
+		if decided[i].Reason == "timeout" {
+			timeout = &decided[i]
+		}
+	}
+	if timeout == nil || timeout.Decision != "decline" || time.Since(start) > 40*time.Second {
+		t.Fatalf("no timeout decline: %+v (took %v)", decided, time.Since(start))
+	}
+
+	// The session, its usage and its folds are in the API.
+	var list struct {
+		Sessions []struct {
+			ID, Harness, Provider, Model string
+			Requests, Folds, Declined    int
+			ContextWindow                int64
+			ThresholdTokens              int64
+		} `json:"sessions"`
+	}
+	tg.get(t, "/v1/sessions", &list)
+	if len(list.Sessions) != 1 {
+		t.Fatalf("sessions %+v", list.Sessions)
+	}
+	s := list.Sessions[0]
+	if s.Harness != "reasonix" || s.Requests < 4 || s.ContextWindow != 16000 || s.ThresholdTokens != 8000 || s.Declined < 2 || s.Provider != "fake" {
+		t.Fatalf("session %+v", s)
+	}
+}
