@@ -1,0 +1,337 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"tollgate/pricing"
+)
+
+func impReq(session, id string, at time.Time, purpose string, u Usage) *Request {
+	total := float64(u.Input)*3e-6 + float64(u.CacheRead)*0.3e-6 + float64(u.CacheWrite+u.CacheWrite1h)*3.75e-6 + float64(u.Output)*15e-6
+	return &Request{
+		Session:   SessionMeta{ID: session, Harness: "claude-code", Provider: "anthropic", Model: "claude-opus-4-6", Title: "proj", ContextWindow: 200000},
+		RequestID: id, At: at, Purpose: purpose, Usage: u, Provider: "anthropic", Model: "claude-opus-4-6",
+		Cost:   pricing.Cost{Input: float64(u.Input) * 3e-6, CacheRead: float64(u.CacheRead) * 0.3e-6, CacheWrite: float64(u.CacheWrite+u.CacheWrite1h) * 3.75e-6, Output: float64(u.Output) * 15e-6, Total: total},
+		Prices: `{"pricePerMTokens":3}`, PricedBy: "builtin",
+	}
+}
+
+func impFold(session, id string, at time.Time, pre int64) *Rewrite {
+	return &Rewrite{ID: id, Session: SessionMeta{ID: session, Harness: "claude-code"}, At: at, Kind: "summary", Trigger: "auto", PreTokens: pre, Plan: `{"source":"import"}`}
+}
+
+// the items of two passes over one log: conversation requests, a
+// subagent's, a fold, its summary call (before it), the request after it.
+func sampleItems() [][]ImportItem {
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	var pass1, pass2 []ImportItem
+	for i := 1; i <= 5; i++ {
+		pass1 = append(pass1, ImportItem{Request: impReq("cc:1", fmt.Sprint("m", i), at(i), PurposeConversation, Usage{Input: 3, CacheRead: int64(1000 * i), CacheWrite: 200, Output: int64(10 * i)})})
+	}
+	pass1 = append(pass1,
+		ImportItem{Request: impReq("cc:1", "sub1", at(6), PurposeSubagent, Usage{Input: 5, CacheWrite1h: 900, Output: 40})},
+		ImportItem{Request: impReq("cc:1", "call1", at(7), PurposeCompaction, Usage{Input: 3, CacheRead: 5000, CacheWrite: 800, Output: 1200})},
+		ImportItem{Fold: impFold("cc:1", "r_imp_1", at(8), 6100)},
+	)
+	pass2 = append(pass2,
+		ImportItem{Request: impReq("cc:1", "m6", at(9), PurposeConversation, Usage{Input: 2, CacheRead: 11000, CacheWrite: 4100, Output: 70})},
+		ImportItem{Request: impReq("cc:1", "m7", at(10), PurposeConversation, Usage{Input: 1, CacheRead: 15000, CacheWrite: 300, Output: 20})},
+		ImportItem{Fold: impFold("cc:1", "r_imp_2", at(11), 15400)},
+		ImportItem{Request: impReq("cc:2", "x1", at(12), PurposeConversation, Usage{Input: 7, Output: 7})},
+	)
+	return [][]ImportItem{pass1, pass2}
+}
+
+func batch(path string, from ImportState, offset int64, items []ImportItem) ImportBatch {
+	return ImportBatch{From: from, To: ImportState{Path: path, Harness: "claude-code", SessionID: "cc:1", Size: offset, Offset: offset, HeadHash: "4:abcd", State: `{"lines":1}`}, Items: items}
+}
+
+func storePasses(t *testing.T, db *DB, path string, passes [][]ImportItem) {
+	t.Helper()
+	ctx := context.Background()
+	from := ImportState{Path: path}
+	for i, items := range passes {
+		b := batch(path, from, int64(100*(i+1)), items)
+		if _, err := db.StoreImport(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		from = b.To
+	}
+}
+
+type table []string
+
+func dump(t *testing.T, db *DB, query string) table {
+	t.Helper()
+	rows, err := db.sql.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out table
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for i, v := range vals {
+			if f, ok := v.(float64); ok {
+				v = math.Round(f*1e9) / 1e9 // sums in another order differ in the last bits
+			}
+			if bs, ok := v.([]byte); ok {
+				v = string(bs)
+			}
+			fmt.Fprintf(&b, "%s=%v ", cols[i], v)
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+const (
+	sessionsRow = `SELECT id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at,
+		requests, input, cache_read, cache_write, cache_write_1h, output, cost_usd, last_context, priced_by_default FROM sessions ORDER BY id`
+	requestsRow = `SELECT session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model, input, cache_read, cache_write,
+		cache_write_1h, output, context_tokens, cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak
+		FROM requests ORDER BY session_id, seq`
+	rewritesRow = `SELECT id, session_id, seq, at, kind, source, status, decision, reason, pre_tokens, actual_cold, actual_seq, applied FROM rewrites ORDER BY id`
+)
+
+// The import writes the rows recordRequestTx and createRewriteTx write,
+// pass for pass.
+func TestImportMatchesRecordRequest(t *testing.T) {
+	ctx := context.Background()
+	imported, recorded := openTest(t), openTest(t)
+	passes := sampleItems()
+	storePasses(t, imported, "/logs/a.jsonl", passes)
+	for _, items := range passes {
+		for _, it := range items {
+			if it.Request != nil {
+				if _, err := recorded.RecordRequest(ctx, *it.Request); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				r := *it.Fold
+				r.Source, r.Status, r.Decision, r.DecidedAt = "import", StatusDecided, "allow", r.At
+				applied := true
+				r.Applied = &applied
+				if _, err := recorded.CreateRewrite(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, q := range []string{sessionsRow, requestsRow, rewritesRow} {
+		a, b := dump(t, imported, q), dump(t, recorded, q)
+		if strings.Join(a, "\n") != strings.Join(b, "\n") {
+			t.Errorf("imported:\n%s\nrecorded:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+		}
+	}
+	// the fold's actual cold tokens: the uncached part of m6 (2 + 4100) at seq 8
+	fold, err := imported.Rewrite(ctx, "r_imp_1")
+	if err != nil || fold.ActualCold == nil || *fold.ActualCold != 4102 || fold.Seq != 7 {
+		t.Fatalf("fold: %+v %v", fold, err)
+	}
+	// the summary call is attached to the fold after it; the second fold has none
+	if fold.SummaryCall == nil || fold.SummaryCall.Output != 1200 || fold.SummaryCall.CacheWrite != 800 {
+		t.Fatalf("summary call: %+v", fold.SummaryCall)
+	}
+	if f2, _ := imported.Rewrite(ctx, "r_imp_2"); f2.SummaryCall != nil || f2.ActualCold != nil {
+		t.Fatalf("second fold: %+v", f2)
+	}
+	s, _ := imported.Session(ctx, "cc:1")
+	if s.Folds != 2 {
+		t.Fatalf("folds %d", s.Folds)
+	}
+}
+
+func TestImportTwiceAddsNothing(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	passes := sampleItems()
+	storePasses(t, db, "/logs/a.jsonl", passes)
+	before := dump(t, db, requestsRow)
+	// The same rows again (a copy of the log under another path).
+	st, err := db.StoreImport(ctx, batch("/copy/a.jsonl", ImportState{Path: "/copy/a.jsonl"}, 200, append(passes[0], passes[1]...)))
+	if err != nil || st.Requests != 0 || st.Folds != 0 || st.Updated != 0 {
+		t.Fatalf("second import: %+v %v", st, err)
+	}
+	if after := dump(t, db, requestsRow); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Fatal("rows changed")
+	}
+}
+
+func TestImportTakesFinalFiguresOfAStreamedMessage(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	first := impReq("cc:1", "m1", t0, PurposeConversation, Usage{Input: 3, CacheRead: 1000, CacheWrite: 200, Output: 9})
+	fold := impFold("cc:1", "r_imp_1", t0.Add(-time.Minute), 900)
+	storePasses(t, db, "/l.jsonl", [][]ImportItem{{{Fold: fold}, {Request: first}}})
+	final := impReq("cc:1", "m1", t0, PurposeConversation, Usage{Input: 3, CacheRead: 1000, CacheWrite: 200, Output: 640})
+	from, _, _ := db.ImportStateOf(ctx, "/l.jsonl")
+	st, err := db.StoreImport(ctx, batch("/l.jsonl", from, 200, []ImportItem{{Request: final}}))
+	if err != nil || st.Updated != 1 || st.Requests != 0 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	s, _ := db.Session(ctx, "cc:1")
+	if s.Requests != 1 || s.Tokens.Output != 640 || math.Abs(s.CostUSD-final.Cost.Total) > 1e-12 {
+		t.Fatalf("session %+v cost %v want %v", s.Tokens, s.CostUSD, final.Cost.Total)
+	}
+	// An older snapshot arriving later changes nothing.
+	from, _, _ = db.ImportStateOf(ctx, "/l.jsonl")
+	st, err = db.StoreImport(ctx, batch("/l.jsonl", from, 300, []ImportItem{{Request: first}}))
+	if err != nil || st.Updated != 0 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if s, _ := db.Session(ctx, "cc:1"); s.Tokens.Output != 640 {
+		t.Fatalf("regressed to %d", s.Tokens.Output)
+	}
+	if f, _ := db.Rewrite(ctx, "r_imp_1"); f.ActualCold == nil || *f.ActualCold != 203 {
+		t.Fatalf("actual cold %v", f.ActualCold)
+	}
+}
+
+func TestImportRepurposesASummaryCall(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	fold0 := impFold("cx:1", "r_imp_0", t0, 100)
+	call := impReq("cx:1", "t500", t0.Add(time.Minute), PurposeConversation, Usage{Input: 100, CacheRead: 400})
+	storePasses(t, db, "/r.jsonl", [][]ImportItem{{{Fold: fold0}, {Request: call}}})
+	if f, _ := db.Rewrite(ctx, "r_imp_0"); f.ActualCold == nil {
+		t.Fatal("fold 0 not closed by the request after it")
+	}
+	// The next pass shows that request was a compaction's summary call.
+	again := *call
+	again.Purpose = PurposeCompaction
+	from, _, _ := db.ImportStateOf(ctx, "/r.jsonl")
+	st, err := db.StoreImport(ctx, batch("/r.jsonl", from, 200, []ImportItem{
+		{Request: &again}, {Fold: impFold("cx:1", "r_imp_1", t0.Add(2*time.Minute), 500)},
+		{Request: impReq("cx:1", "t900", t0.Add(3*time.Minute), PurposeConversation, Usage{Input: 300, CacheRead: 50})},
+	}))
+	if err != nil || st.Updated != 1 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	f0, _ := db.Rewrite(ctx, "r_imp_0")
+	f1, _ := db.Rewrite(ctx, "r_imp_1")
+	if f0.ActualCold == nil || *f0.ActualCold != 300 || f1.ActualCold == nil || *f1.ActualCold != 300 {
+		t.Fatalf("folds reopen and close on the next conversation request: %v %v", f0.ActualCold, f1.ActualCold)
+	}
+	if f1.SummaryCall == nil || f1.SummaryCall.Input != 100 {
+		t.Fatalf("summary call %+v", f1.SummaryCall)
+	}
+	if s, _ := db.Session(ctx, "cx:1"); s.LastContextTokens != 350 {
+		t.Fatalf("last context %d", s.LastContextTokens)
+	}
+}
+
+func TestImportRefusesAStalePass(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	passes := sampleItems()
+	storePasses(t, db, "/a.jsonl", passes[:1])
+	// A pass that believes the file was never imported.
+	_, err := db.StoreImport(ctx, batch("/a.jsonl", ImportState{Path: "/a.jsonl"}, 100, passes[1]))
+	if !errors.Is(err, ErrImportStale) {
+		t.Fatalf("err = %v", err)
+	}
+	if s, _ := db.Session(ctx, "cc:1"); s.Requests != 7 {
+		t.Fatalf("stale pass stored something: %d requests", s.Requests)
+	}
+	// In a group, the stale pass alone is left out.
+	good := batch("/b.jsonl", ImportState{Path: "/b.jsonl"}, 10, []ImportItem{{Request: impReq("cc:9", "z", t0, PurposeConversation, Usage{Input: 1})}})
+	stale := batch("/a.jsonl", ImportState{Path: "/a.jsonl"}, 100, passes[1])
+	_, errs, err := db.StoreImports(ctx, []ImportBatch{stale, good})
+	if err != nil || !errors.Is(errs[0], ErrImportStale) || errs[1] != nil {
+		t.Fatalf("%v %v", errs, err)
+	}
+	if s, err := db.Session(ctx, "cc:9"); err != nil || s.Requests != 1 {
+		t.Fatalf("good pass: %+v %v", s, err)
+	}
+}
+
+func TestImportRestartRemovesTheOldRows(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	// The session also holds a request recorded through the API.
+	if _, err := db.RecordRequest(ctx, *impReq("cc:1", "api-1", t0.Add(-time.Hour), PurposeConversation, Usage{Input: 50, Output: 5})); err != nil {
+		t.Fatal(err)
+	}
+	passes := sampleItems()
+	storePasses(t, db, "/a.jsonl", passes)
+	from, _, _ := db.ImportStateOf(ctx, "/a.jsonl")
+	// The file was rewritten: it now holds two other requests.
+	b := batch("/a.jsonl", from, 50, []ImportItem{
+		{Request: impReq("cc:1", "n1", t0.Add(30*time.Minute), PurposeConversation, Usage{Input: 9, Output: 1})},
+		{Request: impReq("cc:1", "n2", t0.Add(31*time.Minute), PurposeConversation, Usage{Input: 8, Output: 2})},
+	})
+	b.Restart = true
+	st, err := db.StoreImport(ctx, b)
+	if err != nil || st.Requests != 2 || st.Removed != 12 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	s, _ := db.Session(ctx, "cc:1")
+	if s.Requests != 3 || s.Tokens.Input != 67 || s.Tokens.Output != 8 || s.Folds != 0 {
+		t.Fatalf("session after restart: %+v", s)
+	}
+	rows := dump(t, db, "SELECT request_id, seq FROM requests WHERE session_id = 'cc:1' ORDER BY seq")
+	if strings.Join(rows, ";") != "request_id=api-1 seq=1 ;request_id=n1 seq=2 ;request_id=n2 seq=3 " {
+		t.Fatalf("renumbered: %v", rows)
+	}
+	// cc:2 lost its only row and is gone
+	if _, err := db.Session(ctx, "cc:2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cc:2: %v", err)
+	}
+}
+
+func TestImportKeepsImportsRow(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	storePasses(t, db, "/a.jsonl", sampleItems())
+	st, ok, err := db.ImportStateOf(ctx, "/a.jsonl")
+	if err != nil || !ok || st.Offset != 200 || st.HeadHash != "4:abcd" || st.State != `{"lines":1}` || st.Harness != "claude-code" || st.SessionID != "cc:1" {
+		t.Fatalf("%+v %v %v", st, ok, err)
+	}
+	all, err := db.ImportStates(ctx)
+	if err != nil || len(all) != 1 {
+		t.Fatalf("%v %v", all, err)
+	}
+	// Deleting the session forgets its imports, so a re-import brings it back.
+	if err := db.DeleteSession(ctx, "cc:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := db.ImportStateOf(ctx, "/a.jsonl"); ok {
+		t.Fatal("imports row survived the session")
+	}
+}
+
+// The store keeps up with the parsers: thousands of rows a second, in
+// one transaction per pass.
+func BenchmarkStoreImport(b *testing.B) {
+	ctx := context.Background()
+	db := openTest(b)
+	const rows = 2000
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		items := make([]ImportItem, rows)
+		for k := range items {
+			items[k] = ImportItem{Request: impReq(fmt.Sprintf("s%d", i), fmt.Sprint("m", k), t0.Add(time.Duration(k)*time.Second), PurposeConversation, Usage{Input: 3, CacheRead: 5000, CacheWrite: 100, Output: 50})}
+		}
+		path := fmt.Sprintf("/f%d", i)
+		if _, err := db.StoreImport(ctx, batch(path, ImportState{Path: path}, 10, items)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
+}
