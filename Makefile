@@ -21,7 +21,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GO_SOURCES := $(shell find . -name '*.go' -not -path './frontend/node_modules/*' 2>/dev/null) go.mod go.sum
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig.json frontend/package.json -type f 2>/dev/null)
 
-.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window vet bench fuzz clean
+.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window test-harness vet bench fuzz clean
 
 all: build
 
@@ -71,7 +71,7 @@ vet:
 	$(GO) vet ./...
 	@bad=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
-test: deps vet test-go test-frontend build test-e2e test-window
+test: deps vet test-go test-frontend build test-e2e test-window test-harness
 
 test-go:
 	$(GO) test -race -count=1 ./...
@@ -84,6 +84,22 @@ test-e2e: $(BIN)
 
 test-window: $(BIN)
 	./test/window-smoke.sh $(BIN)
+
+# The integrations end to end: the real Claude Code and Reasonix binaries
+# (pinned in test/harness/package.json, installed here with npm ci; their
+# native binaries ship inside the npm packages, so no install script runs)
+# against a fake model provider and `tollgate serve`; then the dsh plugin's
+# tests (node's test runner) against a real `tollgate serve`.
+HARNESS_MODULES := test/harness/node_modules/.package-lock.json
+
+$(HARNESS_MODULES): test/harness/package.json test/harness/package-lock.json
+	cd test/harness && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
+
+test-harness: $(BIN) $(HARNESS_MODULES)
+	TOLLGATE_BIN=$(CURDIR)/$(BIN) TOLLGATE_HARNESS_MODULES=$(CURDIR)/test/harness/node_modules \
+	  $(GO) test -count=1 -timeout 10m -v ./test/harness/
+	TOLLGATE_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 integrations/dsh/test/
 
 # Benchmarks: medians over 6 runs; compare with benchstat.
 bench:
