@@ -130,9 +130,31 @@ type ccLine struct {
 
 func (p *claudeParser) line(b []byte, n int) error {
 	needMeta := p.st.Session == "" || (p.role == PurposeConversation && p.st.Title == "")
-	hasUsage := bytes.Contains(b, keyUsage)
-	if !needMeta && !hasUsage && !bytes.Contains(b, keyCompact) && !(p.st.FoldOpen && bytes.Contains(b, keyCompactSumary)) {
-		return nil
+	hasUsage := true
+	if !needMeta {
+		// Most lines say their type among the short fields they start
+		// with (user, progress, file-history-snapshot): those are skipped
+		// without looking further. An assistant line names its type only
+		// after its message, so the search below decides for it.
+		typ, ok := topType(b)
+		switch {
+		case !ok:
+			hasUsage = bytes.Contains(b, keyUsage)
+			if !hasUsage && !bytes.Contains(b, keyCompact) && !(p.st.FoldOpen && bytes.Contains(b, keyCompactSumary)) {
+				return nil
+			}
+		case string(typ) == "assistant":
+		case string(typ) == "system":
+			if !bytes.Contains(b, keyCompact) {
+				return nil
+			}
+		case string(typ) == "user":
+			if !p.st.FoldOpen || !bytes.Contains(b, keyCompactSumary) {
+				return nil
+			}
+		default:
+			return nil
+		}
 	}
 	var l ccLine
 	s := scanner{b: b}
@@ -208,6 +230,37 @@ func (p *claudeParser) line(b []byte, n int) error {
 		}
 	}
 	return nil
+}
+
+// topType reads the top-level "type" of a line when it comes before any
+// nested value, within the first few fields; ok is false otherwise.
+func topType(b []byte) (typ []byte, ok bool) {
+	s := scanner{b: b}
+	if !s.expect('{') {
+		return nil, false
+	}
+	for n := 0; n < 16; n++ {
+		key, _ := s.stringRaw()
+		if !s.expect(':') {
+			return nil, false
+		}
+		switch s.peek() {
+		case '"':
+			v, esc := s.stringRaw()
+			if s.err == nil && !esc && string(key) == "type" {
+				return v, true
+			}
+		case '{', '[', 0:
+			return nil, false
+		default:
+			s.skip()
+		}
+		if s.err != nil || s.peek() != ',' {
+			return nil, false
+		}
+		s.i++
+	}
+	return nil, false
 }
 
 // message decodes the fields of message the parser needs.
