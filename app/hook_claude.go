@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"tollgate/app/importer"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
 	"tollgate/pricing"
@@ -29,9 +30,10 @@ import (
 // decided like this:
 //
 //  1. register an engine (harness "claude-code") for the life of the hook;
-//  2. record the transcript's usage so far, one request per assistant
-//     message (ids "<message id>:<request id>", the importer's, so a later
-//     `tollgate import` of the same transcript stores nothing twice);
+//  2. record the transcript's usage so far with the importer's parser
+//     (app/importer: ids "<message id>:<request id>", so a later
+//     `tollgate import` of the same transcript stores nothing twice),
+//     subagents' transcripts included;
 //  3. price the compaction: Claude Code summarizes the whole conversation
 //     since the last compact_boundary, so the surface is that conversation,
 //     one unit per request (the tokens its prompt added, each ending at a
@@ -162,7 +164,7 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in claudeHook
 	defer c.Close()
 
 	session := "claude-code:" + in.SessionID
-	recordClaudeUsage(ctx, c, session, tr, opts.Profile, window, threshold, log)
+	recordClaudeUsage(ctx, c, session, in.TranscriptPath, tr, opts.Profile, window, threshold, log)
 
 	req := claudeRewriteRequest(in, tr, opts, window, threshold)
 	askCtx, cancel := context.WithTimeout(ctx, max(opts.Timeout-2*time.Second, time.Second))
@@ -276,15 +278,35 @@ func claudeRewriteRequest(in claudeHookInput, tr claudeTranscript, opts claudeHo
 	}
 }
 
-// recordClaudeUsage records every request of the transcript (tollgate
-// stores each id once, so earlier hooks' records are not counted twice).
-func recordClaudeUsage(ctx context.Context, c *client.Client, session string, tr claudeTranscript, profile string, window, threshold int64, log *slog.Logger) {
-	if len(tr.Requests) == 0 {
+// recordClaudeUsage records every request of the transcript and of its
+// subagents' transcripts (<session>/subagents/*.jsonl: subagents and, in
+// Claude Code versions that write one, the compaction call), read with the
+// importer's Claude Code parser, so the ids, purposes and figures are the
+// importer's and a later `tollgate import` stores nothing twice. tollgate
+// stores each id once, so earlier hooks' records are not counted twice
+// either. When the importer cannot read the transcript, the hook's own
+// parse is recorded.
+func recordClaudeUsage(ctx context.Context, c *client.Client, session, transcript string, tr claudeTranscript, profile string, window, threshold int64, log *slog.Logger) {
+	reqs, err := importedClaudeRequests(transcript)
+	if err != nil {
+		log.Warn("reading the transcript with the importer; recording the hook's own parse", "err", err)
+		reqs = reqs[:0]
+		for _, r := range tr.Requests {
+			purpose := api.PurposeConversation
+			if r.Sidechain {
+				purpose = api.PurposeSubagent
+			}
+			reqs = append(reqs, client.Request{RequestID: r.ID, Model: r.Model, Purpose: purpose, At: r.At,
+				Usage: client.Usage{InputTokens: r.Usage.Input, CacheReadTokens: r.Usage.CacheRead, CacheWriteTokens: r.Usage.CacheWrite,
+					CacheWrite1hTokens: r.Usage.CacheWrite1h, OutputTokens: r.Usage.Output}})
+		}
+	}
+	if len(reqs) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	jobs := make(chan claudeRequest)
+	jobs := make(chan client.Request)
 	var wg sync.WaitGroup
 	var once sync.Once
 	for range 4 {
@@ -292,23 +314,15 @@ func recordClaudeUsage(ctx context.Context, c *client.Client, session string, tr
 		go func() {
 			defer wg.Done()
 			for r := range jobs {
-				purpose := api.PurposeConversation
-				if r.Sidechain {
-					purpose = api.PurposeSubagent
-				}
-				_, err := c.RecordRequest(ctx, session, client.Request{
-					RequestID: r.ID, Harness: IntegrationClaudeCode, Profile: profile, Provider: "anthropic", Model: r.Model,
-					Purpose: purpose, At: r.At, ContextWindow: window, ThresholdTokens: threshold,
-					Usage: client.Usage{InputTokens: r.Usage.Input, CacheReadTokens: r.Usage.CacheRead, CacheWriteTokens: r.Usage.CacheWrite,
-						CacheWrite1hTokens: r.Usage.CacheWrite1h, OutputTokens: r.Usage.Output},
-				})
-				if err != nil {
+				r.Harness, r.Profile, r.Provider = IntegrationClaudeCode, profile, "anthropic"
+				r.ContextWindow, r.ThresholdTokens = window, threshold
+				if _, err := c.RecordRequest(ctx, session, r); err != nil {
 					once.Do(func() { log.Warn("recording Claude Code usage", "session", session, "err", err) })
 				}
 			}
 		}()
 	}
-	for _, r := range tr.Requests {
+	for _, r := range reqs {
 		select {
 		case jobs <- r:
 		case <-ctx.Done():
@@ -319,6 +333,43 @@ func recordClaudeUsage(ctx context.Context, c *client.Client, session string, tr
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// importedClaudeRequests reads a transcript and its subagents' with the
+// importer (folds are left to `tollgate import`).
+func importedClaudeRequests(transcript string) ([]client.Request, error) {
+	if transcript == "" {
+		return nil, nil
+	}
+	files := []string{transcript}
+	sub, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(transcript, ".jsonl"), "subagents", "*.jsonl"))
+	files = append(files, sub...)
+	var out []client.Request
+	for i, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			continue
+		}
+		res, err := importer.Parse(f, importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true})
+		f.Close()
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			continue // a subagent file being written: its requests come with the next hook
+		}
+		for _, rec := range res.Records {
+			if q := rec.Request; q != nil {
+				out = append(out, client.Request{RequestID: q.ID, Model: q.Model, Purpose: q.Purpose, At: q.At,
+					Usage: client.Usage{InputTokens: q.Usage.Input, CacheReadTokens: q.Usage.CacheRead, CacheWriteTokens: q.Usage.CacheWrite,
+						CacheWrite1hTokens: q.Usage.CacheWrite1h, OutputTokens: q.Usage.Output}})
+			}
+		}
+	}
+	return out, nil
 }
 
 // ---- the transcript ----
