@@ -149,3 +149,59 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 		t.Fatalf("after --uninstall: %+v", engines)
 	}
 }
+
+// TestClaudeCodeHTTPHook: the same decision served as Claude Code's HTTP
+// hook (`--install --http`), with the token from $TOLLGATE_TOKEN.
+func TestClaudeCodeHTTPHook(t *testing.T) {
+	e := harnessEnv(t)
+	p, err := StartProvider(testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	home, environ := sandbox(t)
+	configDir := filepath.Join(home, ".claude-config")
+	environ = append(environ, "CLAUDE_CONFIG_DIR="+configDir)
+	tg := startTollgate(t, e, environ)
+	work := filepath.Join(home, "work")
+	os.MkdirAll(work, 0o755)
+	install := exec.Command(e.bin, "hook", "claude-code", "--install", "--http", "--home", tg.Home, "--timeout", "60")
+	install.Env = environ
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("install --http: %v\n%s", err, out)
+	}
+	var engines struct {
+		Armed        bool `json:"armed"`
+		Integrations []struct {
+			Name     string
+			Verified bool
+			Detail   string
+		} `json:"integrations"`
+	}
+	tg.get(t, "/v1/engines", &engines)
+	if !engines.Armed || !strings.Contains(engines.Integrations[0].Detail, "HTTP hook") {
+		t.Fatalf("after --install --http: %+v", engines)
+	}
+	ui := startUI(t, tg)
+	ui.setAnswer("not-now")
+	claude := append(environ, "ANTHROPIC_BASE_URL="+p.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy", "TOLLGATE_TOKEN="+tg.Token,
+		"CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=10")
+	run(t, p, work, claude, e.claude, "-p", bigPrompt("http"))
+	var r result
+	for i := 0; i < 3; i++ {
+		r = run(t, p, work, claude, e.claude, "-p", "-c", "next")
+		if asked, _ := ui.snapshot(); len(asked) > 0 {
+			break
+		}
+	}
+	asked, _ := ui.snapshot()
+	if len(asked) != 1 || asked[0].Trigger != "pressure" || asked[0].DeadlineSeconds != 55 {
+		t.Fatalf("asked %+v", asked)
+	}
+	if r.code != 0 || r.compac != 0 {
+		t.Fatalf("Not now over HTTP: exit %d, %d compaction requests", r.code, r.compac)
+	}
+	if d := ui.waitDecided(1); d[0].Decision != "decline" || d[0].Reason != "user" {
+		t.Fatalf("decided %+v", d)
+	}
+}
