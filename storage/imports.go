@@ -492,7 +492,7 @@ func (it *importTx) flush() error {
 			}
 		}
 		if t.link {
-			if err := linkFoldsTx(it.ctx, it.q, it.tx, id); err != nil {
+			if err := linkFoldsTx(it.ctx, it.q, id); err != nil {
 				return err
 			}
 		}
@@ -505,7 +505,7 @@ func (it *importTx) flush() error {
 // writes the summary call to another file, just before the boundary line)
 // — and sets each imported fold's cost: its summary call plus the cold
 // input of the request after it, the break premium as Spend counts it.
-func linkFoldsTx(ctx context.Context, q *stmtTx, tx *sql.Tx, session string) error {
+func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 	type fold struct {
 		id        string
 		at        int64
@@ -514,7 +514,7 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, tx *sql.Tx, session string) err
 		sc        SummaryCall
 		cost      float64
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, at, kind, actual_seq, summary_input, summary_cache_read, summary_cache_write, summary_output, summary_cost_usd, cost_usd
+	rows, err := query(ctx, q, `SELECT id, at, kind, actual_seq, summary_input, summary_cache_read, summary_cache_write, summary_output, summary_cost_usd, cost_usd
 		FROM rewrites WHERE session_id = ? AND source = 'import' ORDER BY at, seq, id`, session)
 	if err != nil {
 		return fmt.Errorf("reading folds of %q: %w", session, err)
@@ -536,7 +536,7 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, tx *sql.Tx, session string) err
 		return nil
 	}
 	calls := make([]SummaryCall, len(folds))
-	rows, err = tx.QueryContext(ctx, `SELECT at, input, cache_read, cache_write + cache_write_1h, output, cost_usd
+	rows, err = query(ctx, q, `SELECT at, input, cache_read, cache_write + cache_write_1h, output, cost_usd
 		FROM requests WHERE session_id = ? AND purpose = 'compaction' ORDER BY at, seq`, session)
 	if err != nil {
 		return fmt.Errorf("reading summary calls of %q: %w", session, err)
@@ -735,4 +735,13 @@ func renumberSessionTx(ctx context.Context, q *stmtTx, tx *sql.Tx, session strin
 		return fmt.Errorf("re-totalling %q: %w", session, err)
 	}
 	return nil
+}
+
+// query runs a multi-row read through the transaction's cached statements.
+func query(ctx context.Context, q *stmtTx, sqlText string, args ...any) (*sql.Rows, error) {
+	st, err := q.stmt(ctx, sqlText)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
