@@ -36,6 +36,9 @@ usage:
                                                      a scripted session through the API: both rewrite orders compared
   tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
   tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
+  tollgate doctor [--home DIR] [--json]              check what the guard needs; prints the fix for each problem
+  tollgate install --user [--autostart] [--uninstall]
+                                                     install this binary, menu entry and icons for this user
   tollgate version                                   print the version
   tollgate help                                      this text
 
@@ -76,6 +79,10 @@ func run(args []string, stdio app.IO) int {
 		return app.RunHook(rest, stdio)
 	case "ext":
 		return app.RunExt(rest, stdio, version)
+	case "doctor":
+		return app.RunDoctor(rest, stdio, version)
+	case "install":
+		return app.RunInstall(rest, stdio)
 	case "version", "--version":
 		fmt.Fprintln(stdio.Stdout, "tollgate", version)
 		return 0

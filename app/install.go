@@ -1,0 +1,653 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"tollgate/build/desktop"
+)
+
+// `tollgate install --user` puts a source build where a desktop session
+// finds it, without root:
+//
+//	~/.local/bin/tollgate                                the binary (a copy of this one)
+//	$XDG_DATA_HOME/applications/tollgate.desktop         the menu entry (Exec = that copy)
+//	$XDG_DATA_HOME/icons/hicolor/<size>/apps/tollgate.*  the icons
+//	$XDG_CONFIG_HOME/autostart/tollgate.desktop          with --autostart: `tollgate --hidden` at login
+//
+// Every file and every folder it creates is listed in a manifest,
+// $XDG_DATA_HOME/tollgate/installed.txt, with the SHA-256 of what it wrote.
+// `--uninstall` removes exactly those: a listed file whose content changed
+// since (someone else wrote it) is kept and reported, a folder is removed
+// only when empty, and nothing outside the manifest is ever touched —
+// neither the tollgate home (config, database, token) nor caches.
+//
+// Run from a binary the system's menu entry already starts (the Debian
+// package's /usr/bin/tollgate), it copies nothing: --autostart then writes
+// just the autostart entry, starting that binary.
+//
+// The entry and the icons are embedded from build/desktop, the same files
+// the Debian package ships. No icon or menu cache is updated: desktop
+// sessions watch ~/.local/share/applications, and a cache file would be
+// something uninstall did not write.
+
+// InstallPaths are where a user install goes.
+type InstallPaths struct {
+	Bin       string // ~/.local/bin/tollgate
+	Entry     string // $XDG_DATA_HOME/applications/tollgate.desktop
+	IconTheme string // $XDG_DATA_HOME/icons/hicolor
+	Autostart string // $XDG_CONFIG_HOME/autostart/tollgate.desktop
+	Manifest  string // $XDG_DATA_HOME/tollgate/installed.txt
+}
+
+// UserInstallPaths resolves the install locations from $HOME,
+// $XDG_DATA_HOME and $XDG_CONFIG_HOME (relative XDG values are ignored,
+// as the Base Directory Specification says).
+func UserInstallPaths(getenv func(string) string) (InstallPaths, error) {
+	home := getenv("HOME")
+	if home == "" || !filepath.IsAbs(home) {
+		return InstallPaths{}, fmt.Errorf("$HOME is %q: want an absolute path", home)
+	}
+	data := filepath.Join(home, ".local", "share")
+	if d := getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		data = d
+	}
+	config := filepath.Join(home, ".config")
+	if d := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
+		config = d
+	}
+	return InstallPaths{
+		Bin:       filepath.Join(home, ".local", "bin", desktop.AppID),
+		Entry:     filepath.Join(data, "applications", desktop.AppID+".desktop"),
+		IconTheme: filepath.Join(data, "icons", "hicolor"),
+		Autostart: filepath.Join(config, "autostart", desktop.AppID+".desktop"),
+		Manifest:  filepath.Join(data, "tollgate", "installed.txt"),
+	}, nil
+}
+
+// UserAutostartPath is where `install --user --autostart` writes the XDG
+// autostart entry (doctor looks there too).
+func UserAutostartPath(getenv func(string) string) (string, error) {
+	p, err := UserInstallPaths(getenv)
+	return p.Autostart, err
+}
+
+// InstallOptions say what to install.
+type InstallOptions struct {
+	Paths     InstallPaths
+	Source    string // the binary to copy (this one)
+	Autostart bool
+	Home      string // --home to bake into Exec lines ("" = the default home)
+	Force     bool   // overwrite files the manifest does not list
+	// SystemWide: Source is installed system-wide (the Debian package's
+	// menu entry starts it), so only the autostart entry is written, and
+	// it starts Source.
+	SystemWide bool
+}
+
+// InstallResult lists what an install or uninstall did.
+type InstallResult struct {
+	Written []string // files written, in order
+	Removed []string // files and folders removed
+	Kept    []string // listed files left in place, with the reason
+}
+
+// ---- the manifest ----
+
+const manifestHeader = "# tollgate install --user: the files and folders it wrote. `tollgate install --user --uninstall` removes exactly these.\n# kind sha256 path\n"
+
+type manifestEntry struct {
+	Dir  bool
+	Sum  string // hex SHA-256 of the content written; "-" for folders
+	Path string
+}
+
+type manifest struct {
+	entries []manifestEntry
+}
+
+func readManifest(path string) (*manifest, error) {
+	m := &manifest{}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading install manifest %s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		parts := strings.SplitN(line, " ", 3)
+		if len(parts) != 3 || (parts[0] != "file" && parts[0] != "dir") || !filepath.IsAbs(parts[2]) {
+			return nil, fmt.Errorf("install manifest %s line %d: want `file SHA256 /path` or `dir - /path`, got %q", path, n, line)
+		}
+		m.entries = append(m.entries, manifestEntry{Dir: parts[0] == "dir", Sum: parts[1], Path: parts[2]})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading install manifest %s: %w", path, err)
+	}
+	return m, nil
+}
+
+func (m *manifest) find(path string) (manifestEntry, bool) {
+	for _, e := range m.entries {
+		if e.Path == path {
+			return e, true
+		}
+	}
+	return manifestEntry{}, false
+}
+
+func (m *manifest) put(e manifestEntry) {
+	for i := range m.entries {
+		if m.entries[i].Path == e.Path {
+			m.entries[i] = e
+			return
+		}
+	}
+	m.entries = append(m.entries, e)
+}
+
+func (m *manifest) drop(path string) {
+	out := m.entries[:0]
+	for _, e := range m.entries {
+		if e.Path != path {
+			out = append(out, e)
+		}
+	}
+	m.entries = out
+}
+
+// write saves the manifest, or removes it (and its folder, when it is
+// listed and empty) once it lists nothing.
+func (m *manifest) write(path string) error {
+	if len(m.entries) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing install manifest %s: %w", path, err)
+		}
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(manifestHeader)
+	for _, e := range m.entries {
+		kind := "file"
+		if e.Dir {
+			kind = "dir"
+		}
+		fmt.Fprintf(&b, "%s %s %s\n", kind, e.Sum, e.Path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing install manifest %s: %w", path, err)
+	}
+	if err := writeFileAtomic(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("writing install manifest %s: %w", path, err)
+	}
+	return nil
+}
+
+func sha256File(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func sha256Bytes(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// ---- the files ----
+
+// desktopExecArg quotes one argument of an Exec key. The Desktop Entry
+// Specification quotes an argument holding a reserved character in double
+// quotes, inside which ", `, $ and \ take a backslash; the key's value is
+// then escaped as a string, which doubles every backslash. A literal % is %%.
+func desktopExecArg(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n\"'\\><~|&;$*?#()`%") {
+		return s
+	}
+	var q strings.Builder
+	q.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '`', '$', '\\':
+			q.WriteByte('\\')
+		}
+		q.WriteRune(r)
+	}
+	q.WriteByte('"')
+	v := strings.ReplaceAll(q.String(), `\`, `\\`)
+	return strings.ReplaceAll(v, "%", "%%")
+}
+
+// renderEntry rewrites the embedded entry's Exec and TryExec for an
+// installed binary; the autostart variant starts it hidden in the tray.
+func renderEntry(bin, home string, autostart bool) ([]byte, error) {
+	if strings.ContainsAny(bin+home, "\n\r") {
+		return nil, fmt.Errorf("%q: a path with a line break cannot go in a .desktop entry", bin+home)
+	}
+	exec := desktopExecArg(bin)
+	if home != "" {
+		exec += " --home " + desktopExecArg(home)
+	}
+	if autostart {
+		exec += " --hidden"
+	}
+	var out bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(desktop.Entry()))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "Exec="):
+			line = "Exec=" + exec
+		case strings.HasPrefix(line, "TryExec="):
+			// TryExec takes a plain path, no quoting.
+			line = "TryExec=" + strings.ReplaceAll(bin, `\`, `\\`)
+		}
+		out.WriteString(line + "\n")
+	}
+	if autostart {
+		out.WriteString("X-GNOME-Autostart-enabled=true\n")
+	}
+	return out.Bytes(), sc.Err()
+}
+
+// installFile is one file an install writes.
+type installFile struct {
+	path string
+	data []byte // nil: copy from src
+	src  string
+	mode os.FileMode
+}
+
+func (o InstallOptions) files() ([]installFile, error) {
+	var files []installFile
+	bin := o.Paths.Bin
+	if o.SystemWide {
+		bin = o.Source
+	} else {
+		entry, err := renderEntry(bin, o.Home, false)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files,
+			installFile{path: o.Paths.Bin, src: o.Source, mode: 0o755},
+			installFile{path: o.Paths.Entry, data: entry, mode: 0o644})
+		icons, err := desktop.Icons()
+		if err != nil {
+			return nil, err
+		}
+		for _, ic := range icons {
+			files = append(files, installFile{path: filepath.Join(o.Paths.IconTheme, filepath.FromSlash(ic.Path)), data: ic.Data, mode: 0o644})
+		}
+	}
+	if o.Autostart {
+		auto, err := renderEntry(bin, o.Home, true)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, installFile{path: o.Paths.Autostart, data: auto, mode: 0o644})
+	}
+	return files, nil
+}
+
+// SystemEntry finds the system-wide menu entry that starts bin (the Debian
+// package's /usr/share/applications/tollgate.desktop), in $XDG_DATA_DIRS.
+func SystemEntry(bin string, getenv func(string) string) (string, bool) {
+	dirs := getenv("XDG_DATA_DIRS")
+	if dirs == "" {
+		dirs = "/usr/local/share:/usr/share"
+	}
+	for _, dir := range filepath.SplitList(dirs) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		path := filepath.Join(dir, "applications", desktop.AppID+".desktop")
+		keys, err := readDesktopEntry(path)
+		if err != nil {
+			continue
+		}
+		args := desktopExecFields(keys["Exec"])
+		if len(args) == 0 {
+			continue
+		}
+		if exe, err := exec.LookPath(args[0]); err == nil && sameFile(exe, bin) {
+			return path, true
+		}
+	}
+	return "", false
+}
+
+// owned says whether path may be (over)written: it does not exist, or the
+// manifest lists it and it still holds what was written there.
+func (m *manifest) owned(path string) (bool, string) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, ""
+	}
+	if err != nil {
+		return false, err.Error()
+	}
+	e, listed := m.find(path)
+	if !listed || e.Dir {
+		return false, "exists and was not written by `tollgate install`"
+	}
+	if !fi.Mode().IsRegular() {
+		return false, "is no longer the file `tollgate install` wrote (now a " + fi.Mode().Type().String() + ")"
+	}
+	sum, err := sha256File(path)
+	if err != nil {
+		return false, err.Error()
+	}
+	if sum != e.Sum {
+		return false, "changed since `tollgate install` wrote it"
+	}
+	return true, ""
+}
+
+// mkdirs creates dir and its missing parents, recording each one it created.
+func mkdirs(dir string, m *manifest) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating %s: %w", missing[i], err)
+		}
+		m.put(manifestEntry{Dir: true, Sum: "-", Path: missing[i]})
+	}
+	return nil
+}
+
+// InstallUser writes the files and records them. It checks every target
+// first and writes nothing when one belongs to someone else (unless Force).
+func InstallUser(o InstallOptions) (InstallResult, error) {
+	var res InstallResult
+	m, err := readManifest(o.Paths.Manifest)
+	if err != nil {
+		return res, err
+	}
+	files, err := o.files()
+	if err != nil {
+		return res, err
+	}
+	src, err := os.Open(o.Source)
+	if err != nil {
+		return res, fmt.Errorf("reading the binary to install: %w", err)
+	}
+	src.Close()
+
+	var refused []string
+	for _, f := range files {
+		if f.src != "" && sameFile(f.src, f.path) {
+			continue // installing from the installed copy: nothing to copy
+		}
+		if ok, why := m.owned(f.path); !ok && !o.Force {
+			refused = append(refused, f.path+" "+why)
+		}
+	}
+	if len(refused) > 0 {
+		return res, fmt.Errorf("not overwriting files tollgate did not write (rerun with --force to replace them):\n  %s", strings.Join(refused, "\n  "))
+	}
+
+	save := func() error { return m.write(o.Paths.Manifest) }
+	if err := mkdirs(filepath.Dir(o.Paths.Manifest), m); err != nil {
+		return res, err
+	}
+	for _, f := range files {
+		if f.src != "" && sameFile(f.src, f.path) {
+			continue // run from the installed copy: it is in place
+		}
+		if err := mkdirs(filepath.Dir(f.path), m); err != nil {
+			save()
+			return res, err
+		}
+		data := f.data
+		if f.src != "" {
+			if data, err = os.ReadFile(f.src); err != nil {
+				save()
+				return res, fmt.Errorf("reading the binary to install %s: %w", f.src, err)
+			}
+		}
+		// Listed before it is written: an interrupted install can still be undone.
+		m.put(manifestEntry{Sum: sha256Bytes(data), Path: f.path})
+		if err := save(); err != nil {
+			return res, err
+		}
+		if err := writeFileAtomic(f.path, data, f.mode); err != nil {
+			return res, fmt.Errorf("writing %s: %w", f.path, err)
+		}
+		res.Written = append(res.Written, f.path)
+	}
+	return res, save()
+}
+
+// UninstallUser removes what the manifest lists: every file that still
+// holds what was written, then every listed folder that is empty, deepest
+// first. A listed file that changed since is left in place, reported in
+// Kept and stays listed; a folder something else now uses is left and
+// forgotten. With onlyAutostart, just the autostart entry (and its folder,
+// when install created it). The manifest goes once it lists nothing.
+func UninstallUser(paths InstallPaths, onlyAutostart bool) (InstallResult, error) {
+	var res InstallResult
+	m, err := readManifest(paths.Manifest)
+	if err != nil || len(m.entries) == 0 {
+		return res, err
+	}
+	manifestDir := filepath.Dir(paths.Manifest)
+	selected := func(e manifestEntry) bool {
+		return !onlyAutostart || e.Path == paths.Autostart || e.Path == filepath.Dir(paths.Autostart)
+	}
+	var dirs []manifestEntry
+	for _, e := range append([]manifestEntry(nil), m.entries...) {
+		if !selected(e) {
+			continue
+		}
+		if e.Dir {
+			dirs = append(dirs, e)
+			continue
+		}
+		if _, err := os.Lstat(e.Path); errors.Is(err, fs.ErrNotExist) {
+			m.drop(e.Path) // already gone
+			continue
+		}
+		if ok, why := m.owned(e.Path); !ok {
+			res.Kept = append(res.Kept, e.Path+" "+why+": left in place")
+			continue
+		}
+		if err := os.Remove(e.Path); err != nil {
+			res.Kept = append(res.Kept, fmt.Sprintf("%s: %v", e.Path, err))
+			continue
+		}
+		m.drop(e.Path)
+		res.Removed = append(res.Removed, e.Path)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i].Path) > len(dirs[j].Path) })
+	for _, e := range dirs {
+		if e.Path == manifestDir {
+			continue // holds the manifest: last
+		}
+		err := os.Remove(e.Path)
+		if err == nil {
+			res.Removed = append(res.Removed, e.Path)
+			m.drop(e.Path)
+		} else if errors.Is(err, fs.ErrNotExist) || !m.holdsFileUnder(e.Path) {
+			m.drop(e.Path) // gone, or shared with files that are not ours
+		}
+	}
+	if _, listed := m.find(manifestDir); listed && len(m.entries) == 1 {
+		m.entries = nil
+		if err := m.write(paths.Manifest); err != nil {
+			return res, err
+		}
+		if err := os.Remove(manifestDir); err == nil {
+			res.Removed = append(res.Removed, manifestDir)
+		}
+		return res, nil
+	}
+	return res, m.write(paths.Manifest)
+}
+
+// holdsFileUnder says whether the manifest still lists a file inside dir.
+func (m *manifest) holdsFileUnder(dir string) bool {
+	for _, e := range m.entries {
+		if !e.Dir && strings.HasPrefix(e.Path, dir+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- the command ----
+
+// RunInstall is `tollgate install --user [--autostart] [--uninstall]`.
+func RunInstall(args []string, stdio IO) int {
+	fset := flag.NewFlagSet("install", flag.ContinueOnError)
+	fset.SetOutput(stdio.Stderr)
+	user := fset.Bool("user", false, "install for this user only (no root): ~/.local/bin, ~/.local/share, ~/.config/autostart")
+	autostart := fset.Bool("autostart", false, "also start tollgate minimised to the tray at login (XDG autostart); with --uninstall: remove only that")
+	uninstall := fset.Bool("uninstall", false, "remove exactly the files `tollgate install --user` wrote")
+	force := fset.Bool("force", false, "replace files at the install paths that tollgate did not write")
+	homeDir := fset.String("home", "", "tollgate home `DIR` the menu and autostart entries start tollgate with (default: the default home)")
+	fset.Usage = func() {
+		fmt.Fprintln(stdio.Stderr, `usage: tollgate install --user [--autostart] [--home DIR] [--force]
+       tollgate install --user --uninstall [--autostart]
+
+Installs this binary for the current user: ~/.local/bin/tollgate, the
+applications-menu entry and icons under $XDG_DATA_HOME (~/.local/share), and
+with --autostart an XDG autostart entry ($XDG_CONFIG_HOME/autostart) that
+starts tollgate minimised to the tray. The files written are listed in
+$XDG_DATA_HOME/tollgate/installed.txt; --uninstall removes exactly those.
+System-wide: install the Debian package (make package).`)
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if fset.NArg() > 0 {
+		fmt.Fprintf(stdio.Stderr, "tollgate install: unexpected argument %q\n", fset.Arg(0))
+		return 2
+	}
+	if !*user {
+		fmt.Fprintln(stdio.Stderr, "tollgate install: only --user is supported (a system-wide install is the Debian package: `make package`, then `sudo apt install ./build/bin/tollgate_*.deb`)")
+		return 2
+	}
+	paths, err := UserInstallPaths(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stdio.Stderr, "tollgate install:", err)
+		return 1
+	}
+	if *uninstall {
+		res, err := UninstallUser(paths, *autostart)
+		for _, p := range res.Removed {
+			fmt.Fprintln(stdio.Stdout, "removed", p)
+		}
+		for _, k := range res.Kept {
+			fmt.Fprintln(stdio.Stderr, "kept", k)
+		}
+		if err != nil {
+			fmt.Fprintln(stdio.Stderr, "tollgate install:", err)
+			return 1
+		}
+		if len(res.Removed) == 0 && len(res.Kept) == 0 {
+			fmt.Fprintf(stdio.Stdout, "nothing to remove: %s lists nothing\n", paths.Manifest)
+		}
+		if len(res.Kept) > 0 {
+			return 1
+		}
+		fmt.Fprintln(stdio.Stdout, "The tollgate home (config, database, token) is left in place.")
+		return 0
+	}
+
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		fmt.Fprintln(stdio.Stderr, "tollgate install: finding this binary:", err)
+		return 1
+	}
+	home := ""
+	if *homeDir != "" {
+		if home, err = filepath.Abs(*homeDir); err != nil {
+			fmt.Fprintln(stdio.Stderr, "tollgate install: --home:", err)
+			return 2
+		}
+	}
+	opts := InstallOptions{Paths: paths, Source: self, Autostart: *autostart, Home: home, Force: *force}
+	entry, system := SystemEntry(self, os.Getenv)
+	if system {
+		opts.SystemWide = true
+		if !*autostart {
+			fmt.Fprintf(stdio.Stdout, "Nothing to do: %s is installed system-wide (menu entry %s).\nTo start it at login: %s install --user --autostart\n", self, entry, shellQuote(self))
+			return 0
+		}
+	}
+	res, err := InstallUser(opts)
+	if err != nil {
+		fmt.Fprintln(stdio.Stderr, "tollgate install:", err)
+		return 1
+	}
+	if system {
+		fmt.Fprintf(stdio.Stdout, "%s is installed system-wide (menu entry %s); added for this user:\n", self, entry)
+	} else {
+		fmt.Fprintf(stdio.Stdout, "Installed tollgate for this user (%d files):\n", len(res.Written))
+		fmt.Fprintf(stdio.Stdout, "  %s\n  %s\n  %s/*/apps/tollgate.{png,svg} (%d icons)\n", paths.Bin, paths.Entry, paths.IconTheme, len(desktop.IconSizes())+1)
+	}
+	if *autostart {
+		fmt.Fprintf(stdio.Stdout, "  %s (starts `tollgate --hidden` at login: tray only)\n", paths.Autostart)
+	}
+	fmt.Fprintf(stdio.Stdout, "The files are listed in %s; `tollgate install --user --uninstall` removes exactly those.\n", paths.Manifest)
+	bin := paths.Bin
+	if system {
+		bin = self
+	} else if !onPath(filepath.Dir(paths.Bin), os.Getenv("PATH")) {
+		fmt.Fprintf(stdio.Stdout, "Note: %s is not on your PATH; the menu and autostart entries use the full path, a shell needs it added.\n", filepath.Dir(paths.Bin))
+	}
+	fmt.Fprintf(stdio.Stdout, "Check the setup with: %s doctor\n", shellQuote(bin))
+	return 0
+}
+
+func onPath(dir, path string) bool {
+	for _, d := range filepath.SplitList(path) {
+		if filepath.Clean(d) == filepath.Clean(dir) {
+			return true
+		}
+	}
+	return false
+}
