@@ -825,12 +825,14 @@ func formatBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// progressBar draws the import's progress on a terminal; elsewhere (a
-// pipe, a log file) it stays silent and the summary line says it all.
+// progressBar draws a large import's progress on stderr: a redrawn bar on
+// a terminal, else (a pipe, a log file) a plain line at every further
+// tenth of the bytes.
 type progressBar struct {
 	w     io.Writer
 	tty   bool
 	drawn bool
+	tenth int
 	start time.Time
 }
 
@@ -844,15 +846,26 @@ func newProgressBar(w io.Writer) *progressBar {
 	return b
 }
 
-// barMinBytes: smaller imports finish before a bar would help.
+// barMinBytes: smaller imports finish before progress would help.
 const barMinBytes = 16 << 20
 
 func (b *progressBar) update(p ImportProgress) {
-	if !b.tty || (p.BytesTotal < barMinBytes && time.Since(b.start) < time.Second) {
+	if p.BytesTotal < barMinBytes && time.Since(b.start) < time.Second {
 		return
 	}
-	b.drawn = true
-	fmt.Fprint(b.w, "\r\x1b[K"+renderBar(p, 30))
+	if b.tty {
+		b.drawn = true
+		fmt.Fprint(b.w, "\r\x1b[K"+renderBar(p, 30))
+		return
+	}
+	if p.BytesTotal <= 0 {
+		return
+	}
+	if t := int(10 * min(p.BytesDone, p.BytesTotal) / p.BytesTotal); t > b.tenth && t < 10 {
+		b.tenth = t
+		fmt.Fprintf(b.w, "importing: %d%% of %s, %d/%d files, %d requests, %d folds\n",
+			10*t, formatBytes(p.BytesTotal), p.FilesDone, p.FilesTotal, p.Requests, p.Folds)
+	}
 }
 
 func (b *progressBar) done() {

@@ -532,11 +532,20 @@ func TestProgressBar(t *testing.T) {
 		t.Fatalf("%q", s)
 	}
 	var buf bytes.Buffer
-	b := newProgressBar(&buf) // not a terminal: silent
-	b.update(ImportProgress{BytesTotal: 1 << 30})
+	b := newProgressBar(&buf) // not a terminal: plain lines at each tenth
+	for done := int64(0); done <= 1<<30; done += 1 << 26 {
+		b.update(ImportProgress{BytesDone: done, BytesTotal: 1 << 30, FilesTotal: 4})
+	}
 	b.done()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 9 || lines[0] != "importing: 10% of 1.0 GB, 0/4 files, 0 requests, 0 folds" || strings.Contains(buf.String(), "\x1b") {
+		t.Fatalf("%q", buf.String())
+	}
+	buf.Reset()
+	small := newProgressBar(&buf)
+	small.update(ImportProgress{BytesDone: 1, BytesTotal: 10})
 	if buf.Len() != 0 {
-		t.Fatalf("drew on a non-terminal: %q", buf.String())
+		t.Fatalf("small import reported progress: %q", buf.String())
 	}
 }
 
