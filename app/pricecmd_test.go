@@ -135,3 +135,29 @@ func TestPriceDSHFolds(t *testing.T) {
 		t.Fatalf("prune fold predicted %d, want %d", pr.PredictedCold, want)
 	}
 }
+
+// A Codex rollout with a local compaction: its summary call is the
+// token_count before the compacted item and leaves the main line.
+func TestPriceCodexFold(t *testing.T) {
+	tc := func(at string, total, in, cached, out int64) string {
+		return fmt.Sprintf(`{"timestamp":"%s","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d,"total_tokens":%d},"model_context_window":258400}}}`+"\n", at, total, in, cached, out, in+out)
+	}
+	log := `{"timestamp":"2026-01-25T10:32:00.707Z","type":"session_meta","payload":{"id":"019bf4b5-aaaa-7000-8000-000000000001","cwd":"/w","model_provider":"openai"}}
+{"timestamp":"2026-01-25T10:32:00.800Z","type":"turn_context","payload":{"model":"gpt-5.2-codex"}}
+` + tc("2026-01-25T10:32:04.520Z", 100, 9162, 6656, 144) + tc("2026-01-25T10:32:10.520Z", 200, 30000, 9216, 300) +
+		tc("2026-01-25T10:32:20.520Z", 300, 30500, 30208, 2500) + // the summary call
+		`{"timestamp":"2026-01-25T10:32:21.000Z","type":"compacted","payload":{"message":"` + strings.Repeat("summary ", 1000) + `"}}
+{"timestamp":"2026-01-25T10:32:21.000Z","type":"event_msg","payload":{"type":"context_compacted"}}
+` + tc("2026-01-25T10:32:30.520Z", 400, 9800, 6656, 100)
+	path := filepath.Join(t.TempDir(), "rollout-2026-01-25T10-32-00-019bf4b5-aaaa-7000-8000-000000000001.jsonl")
+	os.WriteFile(path, []byte(log), 0o644)
+	code, out, errs := runPrice(path, "--home", t.TempDir())
+	t.Log("\n" + out)
+	if code != 0 || strings.Count(out, "\n     1  summary") != 2 || !strings.Contains(out, "3144") {
+		t.Fatalf("%d\n%s\n%s", code, out, errs)
+	}
+	sl, err := readSessionLog(path, "")
+	if err != nil || len(sl.main) != 3 || len(sl.calls) != 1 || len(sl.folds) != 1 {
+		t.Fatalf("%+v %v", sl, err)
+	}
+}
