@@ -460,6 +460,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 			return fail(p, err)
 		}
 		size = info.Size()
+		if size == 0 && !known {
+			p.result.Unchanged = true // nothing written yet
+			return p
+		}
 		head = make([]byte, min(size, headSize))
 		if _, err := io.ReadFull(f, head); err != nil {
 			return fail(p, fmt.Errorf("reading %s: %w", job.path, err))

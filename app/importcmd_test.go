@@ -618,3 +618,20 @@ func BenchmarkImport(b *testing.B) {
 		b.ReportMetric(theirs.Seconds()/ours.Seconds(), "x-ccusage")
 	}
 }
+
+func TestImportSkipsEmptyAndForeignFiles(t *testing.T) {
+	db, settings, _ := importEnv(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "empty.jsonl"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a log"), 0o644)
+	res, err := ImportFiles(context.Background(), db, settings, []ImportSource{{Path: dir}}, nil)
+	if err != nil || len(res.Files) != 1 || !res.Files[0].Unchanged {
+		t.Fatalf("%+v %v", res, err)
+	}
+	// A log no harness claims is an error naming it, not a guess.
+	os.WriteFile(filepath.Join(dir, "other.jsonl"), []byte(`{"hello":"world"}`+"\n"), 0o644)
+	_, err = ImportFiles(context.Background(), db, settings, []ImportSource{{Path: dir}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "other.jsonl: cannot tell which harness wrote it") {
+		t.Fatalf("err = %v", err)
+	}
+}
