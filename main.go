@@ -34,6 +34,9 @@ usage:
   tollgate quote [--format json|text] [FILE|-]       price a rewrite request body
   tollgate simulate [--window 32k,128k,512k] [--steps 60] [--order both] [--mode auto]
                                                      a scripted session through the API: both rewrite orders compared
+  tollgate import [--harness claude-code|dsh|codex] [--watch] [PATH…]
+                                                     import session logs (default: the harnesses' own folders)
+  tollgate price FILE [--fold N]                     predicted vs billed cold tokens of each fold in a log
   tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
   tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
   tollgate doctor [--home DIR] [--json]              check what the guard needs; prints the fix for each problem
@@ -75,6 +78,10 @@ func run(args []string, stdio app.IO) int {
 		return app.RunQuoteCommand(rest, stdio)
 	case "simulate":
 		return app.RunSimulate(rest, stdio, version)
+	case "import":
+		return app.RunImport(rest, stdio)
+	case "price":
+		return app.RunPrice(rest, stdio)
 	case "hook":
 		return app.RunHook(rest, stdio)
 	case "ext":

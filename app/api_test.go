@@ -6,9 +6,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"fmt"
 	"math"
+	"mime/multipart"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,5 +154,60 @@ func TestSpendThroughTheAPIInTheUsersTimeZone(t *testing.T) {
 	}
 	if code, raw := apiCall(t, svc, "GET", "/v1/spend?tz=Mars/Olympus", nil, nil); code != 400 || !strings.Contains(string(raw), "tz") {
 		t.Fatalf("bad tz: %d %s", code, raw)
+	}
+}
+
+func uploadImport(t *testing.T, svc *Service, name string, content []byte) (int, map[string]any) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", name)
+	fw.Write(content)
+	mw.WriteField("harness", "claude-code")
+	mw.Close()
+	req, _ := http.NewRequest("POST", svc.URL+"/v1/import", &body)
+	req.Header.Set("Authorization", "Bearer "+svc.Token())
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// The UI's Import: an upload is imported (progress events meanwhile); a
+// malformed file answers 400 naming the file and line and stores nothing.
+func TestImportThroughTheAPI(t *testing.T) {
+	svc := startTestService(t, t.TempDir())
+	defer svc.Close(context.Background())
+	line := func(i int, id string) string {
+		return `{"type":"assistant","sessionId":"abc","uuid":"u` + strconv.Itoa(i) + `","timestamp":"2026-11-30T10:00:0` + strconv.Itoa(i) + `Z","requestId":"req` + strconv.Itoa(i) +
+			`","message":{"id":"` + id + `","model":"claude-sonnet-4-5-20250929","role":"assistant","usage":{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":5}}}` + "\n"
+	}
+	good := []byte(line(1, "msg_1") + line(2, "msg_2"))
+	code, out := uploadImport(t, svc, "abc.jsonl", good)
+	if code != 200 {
+		t.Fatalf("upload: %d %v", code, out)
+	}
+	res := out["result"].(map[string]any)
+	if res["requests"].(float64) != 2 {
+		t.Fatalf("result %v", res)
+	}
+	bad := []byte(line(1, "msg_9") + "{not json\n")
+	code, out = uploadImport(t, svc, "broken.jsonl", bad)
+	msg, _ := out["error"].(map[string]any)
+	if code != 400 || !strings.Contains(fmt.Sprint(msg["message"]), "broken.jsonl") || !strings.Contains(fmt.Sprint(msg["message"]), "2") {
+		t.Fatalf("malformed upload: %d %v", code, out)
+	}
+	var n int
+	svc.DB.SQL().QueryRow("SELECT COUNT(*) FROM requests").Scan(&n)
+	if n != 2 {
+		t.Fatalf("%d requests stored, want the good file's 2 only", n)
+	}
+	if code, raw := apiCall(t, svc, "POST", "/v1/import", map[string]any{"paths": []string{"relative/x.jsonl"}}, nil); code != 400 || !strings.Contains(string(raw), "paths[0]") {
+		t.Fatalf("relative path: %d %s", code, raw)
 	}
 }

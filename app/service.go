@@ -219,6 +219,7 @@ func (s *Service) Done() <-chan error { return s.serveErr }
 func (s *Service) routes(extra map[string]http.Handler) map[string]http.Handler {
 	r := map[string]http.Handler{
 		"POST /v1/simulate": http.HandlerFunc(s.handleSimulate),
+		"POST /v1/import":   http.HandlerFunc(s.handleImport),
 		"GET /v1/doctor":    DoctorHandler(s.Home, DoctorOptions{DB: s.DB}),
 	}
 	for k, v := range extra {

@@ -528,7 +528,7 @@ func (s *Service) handleSimulate(w http.ResponseWriter, r *http.Request) {
 
 // writeAPIError writes the API's error shape from app-level routes.
 func writeAPIError(w http.ResponseWriter, status int, field, message string) {
-	code := map[int]string{400: "bad_request", 409: "conflict", 404: "not_found"}[status]
+	code := map[int]string{400: "bad_request", 404: "not_found", 409: "conflict", 413: "too_large", 415: "unsupported_media_type"}[status]
 	if code == "" {
 		code = "internal"
 	}

@@ -100,6 +100,10 @@ func (h *hub) questionProviders() int {
 	return n
 }
 
+// Publish sends an event to every subscriber and the window (the app's own
+// routes use it, e.g. for import progress).
+func (s *Server) Publish(name string, data any) { s.events.publish(name, data) }
+
 // AttachWindow forwards every event to the desktop window (through emit,
 // which wraps the Wails runtime) and counts the window as a question
 // provider until detach is called.

@@ -26,6 +26,8 @@ import (
 const (
 	defaultBodyLimit = 1 << 20
 	surfaceBodyLimit = 16 << 20
+	// Uploaded session logs for the UI's Import (spooled to disk).
+	importBodyLimit = 2 << 30
 )
 
 // CSP for HTML: scripts, styles and connections only from this origin; no
@@ -175,6 +177,9 @@ func (a authenticator) authenticate(next http.Handler) http.Handler {
 
 // bodyLimitFor returns the most bytes a route may read.
 func bodyLimitFor(r *http.Request) int64 {
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/import" {
+		return importBodyLimit
+	}
 	if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/sessions/") &&
 		(strings.HasSuffix(r.URL.Path, "/requests") || strings.HasSuffix(r.URL.Path, "/rewrites")) {
 		return surfaceBodyLimit
