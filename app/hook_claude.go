@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,7 +61,16 @@ type claudeHookInput struct {
 	HookEventName      string  `json:"hook_event_name"`
 	Trigger            string  `json:"trigger"`
 	CustomInstructions *string `json:"custom_instructions"`
+	// CompactSummary is PostCompact's summary text: only its length is read.
+	CompactSummary *string `json:"compact_summary"`
 }
+
+// Claude Code hook events tollgate handles: PreCompact asks; PostCompact
+// reports that the allowed compaction landed (the rewrite's outcome).
+const (
+	claudePreCompact  = "PreCompact"
+	claudePostCompact = "PostCompact"
+)
 
 // maxHookInput bounds what a hook reads from stdin (Claude Code sends a few
 // hundred bytes).
@@ -81,8 +91,8 @@ func decodeClaudeHookInput(b []byte) (claudeHookInput, error) {
 		return in, fmt.Errorf("input is not JSON: %w", err)
 	}
 	switch {
-	case in.HookEventName != "PreCompact":
-		return in, fmt.Errorf("hook_event_name: %q is not PreCompact (install the hook under PreCompact only)", in.HookEventName)
+	case in.HookEventName != claudePreCompact && in.HookEventName != claudePostCompact:
+		return in, fmt.Errorf("hook_event_name: %q is neither PreCompact nor PostCompact (install the hook under those only)", in.HookEventName)
 	case strings.TrimSpace(in.SessionID) == "":
 		return in, errors.New("session_id: missing")
 	case len(in.SessionID) > 256:
@@ -183,6 +193,31 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in claudeHook
 		writeIntegrationMarker(opts.Home, IntegrationClaudeCode, integrationMarker{At: opts.Now().UTC(), LastDecision: d.Decision + " (" + d.Reason + ")", Version: version})
 	}
 	return v
+}
+
+// reportClaudeCompaction handles PostCompact: the compaction this prompt
+// was allowed has landed, so its rewrite's outcome is applied (the next
+// recorded request then yields the actual cold tokens beside the
+// prediction).
+func reportClaudeCompaction(ctx context.Context, c *client.Client, in claudeHookInput) error {
+	session := "claude-code:" + in.SessionID
+	var series api.Series
+	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
+		return err
+	}
+	pick := -1
+	for i, f := range series.Folds {
+		if f.Source != "api" || f.Decision != api.Allow || f.Applied != nil {
+			continue
+		}
+		if pick < 0 || f.Turn == in.PromptID || series.Folds[pick].Turn != in.PromptID {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		return nil // compacted unasked (tollgate was not running), or already reported
+	}
+	return c.Outcome(ctx, series.Folds[pick].Rewrite, true, "")
 }
 
 func claudeBlockReason(d api.Decision, trigger string) string {
@@ -681,6 +716,14 @@ tollgate not running or malformed input → the compaction is allowed.`)
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if in.HookEventName == claudePostCompact {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := reportClaudeCompaction(ctx, client.New(ep, log), in); err != nil {
+			fmt.Fprintln(stdio.Stderr, "tollgate: reporting the compaction's outcome:", err)
+		}
+		return 0
+	}
 	v := decideClaudePreCompact(context.Background(), client.New(ep, log), in, claudeHookOptions{Home: home, Profile: *profile, Timeout: *timeout, Log: log})
 	if v.Note != "" {
 		fmt.Fprintln(stdio.Stderr, v.Note)
@@ -748,6 +791,13 @@ func ClaudeHookHandler(home string, endpoint func() client.Endpoint, log *slog.L
 			timeout = time.Duration(s * float64(time.Second))
 		}
 		c := client.New(endpoint(), log)
+		if in.HookEventName == claudePostCompact {
+			if err := reportClaudeCompaction(r.Context(), c, in); err != nil {
+				log.Warn("Claude Code HTTP hook: reporting the compaction's outcome", "err", err)
+			}
+			io.WriteString(w, "{}\n")
+			return
+		}
 		v := decideClaudePreCompact(r.Context(), c, in, claudeHookOptions{Home: home, Timeout: timeout, Profile: r.URL.Query().Get("profile"),
 			Getenv: func(string) string { return "" }, Log: log})
 		if !v.Block {
@@ -792,14 +842,22 @@ func isTollgateClaudeHook(h map[string]any) bool {
 	return strings.Contains(cmd, " hook claude-code") || strings.Contains(u, "/v1/hooks/claude-code")
 }
 
+// claudeHookEvents are the settings keys tollgate installs under.
+var claudeHookEvents = []string{claudePreCompact, claudePostCompact}
+
 // preCompactGroups returns settings.hooks.PreCompact (nil when absent or not a list).
 func preCompactGroups(settings map[string]any) []any {
+	return hookGroups(settings, claudePreCompact)
+}
+
+func hookGroups(settings map[string]any, event string) []any {
 	hooks, _ := settings["hooks"].(map[string]any)
-	groups, _ := hooks["PreCompact"].([]any)
+	groups, _ := hooks[event].([]any)
 	return groups
 }
 
-// findTollgateClaudeHooks lists tollgate's PreCompact hooks in settings.
+// findTollgateClaudeHooks lists tollgate's PreCompact hooks in settings
+// (the one that guards; the PostCompact one only reports).
 func findTollgateClaudeHooks(settings map[string]any) []claudeHookEntry {
 	var out []claudeHookEntry
 	for _, g := range preCompactGroups(settings) {
@@ -823,43 +881,45 @@ func findTollgateClaudeHooks(settings map[string]any) []claudeHookEntry {
 	return out
 }
 
-// withoutTollgateClaudeHooks removes tollgate's PreCompact hooks (and the
-// groups and keys they leave empty), keeping everything else.
+// withoutTollgateClaudeHooks removes tollgate's PreCompact and PostCompact
+// hooks (and the groups and keys they leave empty), keeping everything else.
 func withoutTollgateClaudeHooks(settings map[string]any) (map[string]any, int) {
 	hooks, _ := settings["hooks"].(map[string]any)
-	groups, ok := hooks["PreCompact"].([]any)
-	if !ok {
-		return settings, 0
-	}
 	removed := 0
-	var kept []any
-	for _, g := range groups {
-		group, _ := g.(map[string]any)
-		list, ok := group["hooks"].([]any)
+	for _, event := range claudeHookEvents {
+		groups, ok := hooks[event].([]any)
 		if !ok {
-			kept = append(kept, g)
 			continue
 		}
-		var rest []any
-		for _, h := range list {
-			if hook, _ := h.(map[string]any); hook != nil && isTollgateClaudeHook(hook) {
-				removed++
+		var kept []any
+		for _, g := range groups {
+			group, _ := g.(map[string]any)
+			list, ok := group["hooks"].([]any)
+			if !ok {
+				kept = append(kept, g)
 				continue
 			}
-			rest = append(rest, h)
+			var rest []any
+			for _, h := range list {
+				if hook, _ := h.(map[string]any); hook != nil && isTollgateClaudeHook(hook) {
+					removed++
+					continue
+				}
+				rest = append(rest, h)
+			}
+			if len(rest) == 0 && len(list) > 0 {
+				continue
+			}
+			group["hooks"] = rest
+			kept = append(kept, group)
 		}
-		if len(rest) == 0 && len(list) > 0 {
-			continue
+		if len(kept) == 0 {
+			delete(hooks, event)
+		} else {
+			hooks[event] = kept
 		}
-		group["hooks"] = rest
-		kept = append(kept, group)
 	}
-	if len(kept) == 0 {
-		delete(hooks, "PreCompact")
-	} else {
-		hooks["PreCompact"] = kept
-	}
-	if len(hooks) == 0 {
+	if hooks != nil && len(hooks) == 0 {
 		delete(settings, "hooks")
 	}
 	return settings, removed
@@ -889,8 +949,9 @@ func claudeHookCommand(exe, home, profile string, timeout time.Duration) string 
 	return cmd
 }
 
-// installClaudeHook returns settings with tollgate's PreCompact hook
-// (replacing an earlier one of tollgate's), and whether anything changed.
+// installClaudeHook returns settings with tollgate's hook under PreCompact
+// and PostCompact (replacing earlier ones of tollgate's), and whether
+// anything changed.
 func installClaudeHook(settings map[string]any, hook map[string]any) (map[string]any, bool) {
 	before, _ := json.Marshal(settings)
 	settings, _ = withoutTollgateClaudeHooks(settings)
@@ -899,8 +960,10 @@ func installClaudeHook(settings map[string]any, hook map[string]any) (map[string
 		hooks = map[string]any{}
 		settings["hooks"] = hooks
 	}
-	groups, _ := hooks["PreCompact"].([]any)
-	hooks["PreCompact"] = append(groups, map[string]any{"matcher": "", "hooks": []any{hook}})
+	for _, event := range claudeHookEvents {
+		groups, _ := hooks[event].([]any)
+		hooks[event] = append(groups, map[string]any{"matcher": "", "hooks": []any{hook}})
+	}
 	after, _ := json.Marshal(settings)
 	return settings, !bytes.Equal(before, after)
 }

@@ -127,6 +127,7 @@ func TestDecodeClaudeHookInput(t *testing.T) {
 		{`nope`, "not JSON"},
 		{`{"session_id":1,"hook_event_name":"PreCompact","trigger":"auto"}`, "session_id"},
 		{`{"session_id":"s","hook_event_name":"Stop","trigger":"auto"}`, "hook_event_name"},
+		{`{"session_id":"s","hook_event_name":"PostCompact","trigger":"auto","compact_summary":[]}`, "compact_summary"},
 		{`{"hook_event_name":"PreCompact","trigger":"auto"}`, "session_id"},
 		{`{"session_id":"s","hook_event_name":"PreCompact","trigger":"sometimes"}`, "trigger"},
 		{`{"session_id":"s","hook_event_name":"PreCompact","trigger":"manual","custom_instructions":7}`, "custom_instructions"},
@@ -295,6 +296,15 @@ func TestClaudeHookAutoModeAllowsAndRecords(t *testing.T) {
 	if series.Session.Requests != 5 {
 		t.Fatalf("requests %d after a second hook, want 5", series.Session.Requests)
 	}
+	// PostCompact: the allowed compaction landed; its outcome is recorded.
+	post := strings.Replace(hookInput("sess-a", transcript, "prompt-1", "auto"), `"PreCompact"`, `"PostCompact"`, 1)
+	if code, out, errs := runHook(t, post, "--home", home); code != 0 || out != "" {
+		t.Fatalf("PostCompact: exit %d stdout %q stderr %s", code, out, errs)
+	}
+	c.Get(context.Background(), "/v1/sessions/claude-code:sess-a/series", &series)
+	if f := series.Folds[0]; f.Applied == nil || !*f.Applied || series.Folds[1].Applied != nil {
+		t.Fatalf("outcome not reported on the prompt's fold: %+v", series.Folds)
+	}
 	m, err := readIntegrationMarker(home, IntegrationClaudeCode)
 	if err != nil || m.LastDecision != "allow (auto)" {
 		t.Fatalf("marker %+v %v", m, err)
@@ -406,7 +416,7 @@ func TestClaudeInstallUninstall(t *testing.T) {
 	if len(hooks) != 1 || hooks[0].Timeout != 240 || !strings.Contains(hooks[0].Command, "hook claude-code --timeout 240") {
 		t.Fatalf("hooks %+v", hooks)
 	}
-	if settings["model"] != "opus" || len(preCompactGroups(settings)) != 2 {
+	if settings["model"] != "opus" || len(preCompactGroups(settings)) != 2 || len(hookGroups(settings, "PostCompact")) != 1 {
 		t.Fatalf("other settings lost: %v", settings)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,6 +121,7 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 		ContextWindow int64 `json:"contextWindow"`
 		Folds         []struct {
 			Decision, Reason, Trigger, Turn, Source string
+			Applied                                 *bool
 		} `json:"folds"`
 	}
 	tg.get(t, "/v1/sessions/"+sessionID+"/series", &series)
@@ -128,9 +130,14 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 	}
 	var got []string
 	for _, f := range series.Folds {
-		got = append(got, f.Decision+"/"+f.Reason+"/"+f.Trigger)
+		applied := "?"
+		if f.Applied != nil {
+			applied = fmt.Sprint(*f.Applied)
+		}
+		got = append(got, f.Decision+"/"+f.Reason+"/"+f.Trigger+"/"+applied)
 	}
-	if strings.Join(got, " ") != "allow/manual/manual decline/user/pressure allow/user/pressure" {
+	// The PostCompact hook reported the outcome of each compaction that ran.
+	if strings.Join(got, " ") != "allow/manual/manual/true decline/user/pressure/? allow/user/pressure/true" {
 		t.Fatalf("folds %v", got)
 	}
 	tg.get(t, "/v1/engines", &engines)
