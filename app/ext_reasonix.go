@@ -53,6 +53,9 @@ import (
 //     the run, which is the tollgate turn ("run-<random>"), so a later run
 //     asks again. The same event also arrives as an extension/event
 //     notification afterwards; it is ignored.
+//   - compaction.complete ({summary}) follows a summary that landed: the
+//     allowed rewrite's outcome is reported (only the summary's presence is
+//     read, never its text).
 //   - provider.response intercepts carry each main request's usage
 //     ({promptTokens, completionTokens, cacheHitTokens, cacheMissTokens});
 //     the sidecar answers continue at once and records it (summary calls
@@ -73,7 +76,7 @@ const (
 )
 
 // reasonixIntercepts are the events the plugin manifest declares.
-var reasonixIntercepts = []string{"compaction.prepare", "provider.response"}
+var reasonixIntercepts = []string{"compaction.prepare", "compaction.complete", "provider.response"}
 
 // rpcMessage is one JSON-RPC 2.0 frame.
 type rpcMessage struct {
@@ -172,6 +175,7 @@ type reasonixSidecar struct {
 	cfg       reasonixConfig
 	lastAt    time.Time
 	lastUsage *reasonixUsage
+	allowed   []string // rewrites allowed this run, waiting for compaction.complete
 	minHit    int64
 	requests  int
 	wg        sync.WaitGroup
@@ -298,6 +302,24 @@ func (s *reasonixSidecar) handle(ctx context.Context, line []byte) bool {
 				defer s.wg.Done()
 				s.reply(m.ID, s.decide(ctx, p))
 			}()
+		case "compaction.complete":
+			// The summary landed: the oldest allowed rewrite is applied.
+			s.reply(m.ID, map[string]string{"decision": "continue"})
+			s.mu.Lock()
+			var rewrite string
+			if len(s.allowed) > 0 {
+				rewrite, s.allowed = s.allowed[0], s.allowed[1:]
+			}
+			s.mu.Unlock()
+			if c := s.client(); c != nil && rewrite != "" {
+				s.wg.Add(1)
+				go func() {
+					defer s.wg.Done()
+					ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+					defer cancel()
+					c.Outcome(ctx, rewrite, true, "")
+				}()
+			}
 		case "provider.response":
 			s.reply(m.ID, map[string]string{"decision": "continue"})
 			s.wg.Add(1)
@@ -451,6 +473,11 @@ func (s *reasonixSidecar) decide(ctx context.Context, p reasonixInterceptParams)
 		writeIntegrationMarker(s.home, IntegrationReasonix, integrationMarker{At: s.now().UTC(), LastDecision: d.Decision + " (" + d.Reason + ")"})
 	}
 	if d.Decision != api.Decline {
+		if d.Rewrite != "" {
+			s.mu.Lock()
+			s.allowed = append(s.allowed, d.Rewrite)
+			s.mu.Unlock()
+		}
 		return cont
 	}
 	reason := "tollgate declined the compaction (" + d.Reason + ")"

@@ -82,7 +82,7 @@ func (c *sidecarConn) reply(id int) map[string]any {
 
 func (c *sidecarConn) initialize(workspace string) map[string]any {
 	id := c.send("extension/initialize", map[string]any{"protocolVersion": "2", "protocolId": "reasonix.extension.v2",
-		"manifest":     map[string]any{"intercepts": []string{"compaction.prepare", "provider.response"}, "capabilities": []string{"interceptors"}},
+		"manifest":     map[string]any{"intercepts": []string{"compaction.prepare", "compaction.complete", "provider.response"}, "capabilities": []string{"interceptors"}},
 		"session":      map[string]any{"sessionId": "boot-1", "workspaceRoot": workspace, "generation": 1},
 		"capabilities": map[string]any{"contentRefs": true, "uiHost": "headless", "protocolVersion": "2"}}, true)
 	r := c.reply(id)
@@ -133,7 +133,7 @@ func TestReasonixSidecarHandshakeUsageAndContinue(t *testing.T) {
 	c := startSidecar(t, serviceClient(svc), ws)
 	init := c.initialize(ws)
 	b, _ := json.Marshal(init)
-	if string(b) != `{"name":"tollgate","protocolVersion":"2","stateSchemaVersion":0,"subscriptions":["compaction.prepare","provider.response"],"version":"1.2.3"}` {
+	if string(b) != `{"name":"tollgate","protocolVersion":"2","stateSchemaVersion":0,"subscriptions":["compaction.prepare","compaction.complete","provider.response"],"version":"1.2.3"}` {
 		t.Fatalf("initialize result %s", b)
 	}
 	if r := c.reply(c.send("extension/intercept", providerResponse(1), true)); r["decision"] != "continue" {
@@ -141,6 +141,10 @@ func TestReasonixSidecarHandshakeUsageAndContinue(t *testing.T) {
 	}
 	if r := c.reply(c.send("extension/intercept", compactionPrepare(2, 30000), true)); r["decision"] != "continue" {
 		t.Fatalf("compaction.prepare in auto mode: %v", r)
+	}
+	complete := map[string]any{"event": "compaction.complete", "seq": 3, "timeoutMillis": 30000, "payload": map[string]any{"summary": "s"}}
+	if r := c.reply(c.send("extension/intercept", complete, true)); r["decision"] != "continue" {
+		t.Fatalf("compaction.complete: %v", r)
 	}
 	// Observations and unknown requests.
 	c.send("extension/event", map[string]any{"event": "compaction.prepare"}, false)
@@ -162,7 +166,7 @@ func TestReasonixSidecarHandshakeUsageAndContinue(t *testing.T) {
 	if s.Harness != "reasonix" || s.Requests != 1 || s.Tokens.CacheRead != 4800 || s.Tokens.Input != 3009 || s.Provider != "fake" || s.ContextWindow != 16000 || s.ThresholdTokens != 8000 {
 		t.Fatalf("session %+v", s)
 	}
-	if len(series.Folds) != 1 || !strings.HasPrefix(series.Folds[0].Turn, "run-") || series.Folds[0].Reason != "auto" {
+	if len(series.Folds) != 1 || !strings.HasPrefix(series.Folds[0].Turn, "run-") || series.Folds[0].Reason != "auto" || series.Folds[0].Applied == nil || !*series.Folds[0].Applied {
 		t.Fatalf("folds %+v", series.Folds)
 	}
 }
@@ -262,7 +266,7 @@ func TestReasonixInstallWritesAPluginThatVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.APIVersion != "reasonix.io/plugin/v2" || m.Version != "1.4.0" || m.Runtime.TimeoutMillis != 20000 || m.Runtime.Required ||
-		strings.Join(m.Runtime.Args, " ") != "ext reasonix" || strings.Join(m.Runtime.Intercepts, ",") != "compaction.prepare,provider.response" ||
+		strings.Join(m.Runtime.Args, " ") != "ext reasonix" || strings.Join(m.Runtime.Intercepts, ",") != "compaction.prepare,compaction.complete,provider.response" ||
 		len(m.Provides) != 1 || m.Provides[0].Kind != "interceptors" {
 		t.Fatalf("manifest %+v", m)
 	}

@@ -148,4 +148,17 @@ context_window = 16000
 	if s.Harness != "reasonix" || s.Requests < 4 || s.ContextWindow != 16000 || s.ThresholdTokens != 8000 || s.Declined < 2 || s.Provider != "fake" {
 		t.Fatalf("session %+v", s)
 	}
+	// compaction.complete reported the allowed summaries as applied.
+	var series struct {
+		Folds []struct {
+			Decision string
+			Applied  *bool
+		} `json:"folds"`
+	}
+	tg.get(t, "/v1/sessions/"+s.ID+"/series", &series)
+	for _, f := range series.Folds {
+		if (f.Decision == "allow") != (f.Applied != nil && *f.Applied) {
+			t.Fatalf("folds %+v: every allowed summary landed, nothing declined did", series.Folds)
+		}
+	}
 }
