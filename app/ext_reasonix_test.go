@@ -344,6 +344,8 @@ func FuzzDecodeRPCLine(f *testing.F) {
 		// Whatever decodes must be handled without a panic.
 		s := &reasonixSidecar{out: io.Discard, log: slog.New(slog.NewTextHandler(io.Discard, nil)), getenv: func(string) string { return "" },
 			now: time.Now, run: "run-f", connect: func() *client.Client { return nil }}
+		s.init()
+		s.registeredOnce.Do(func() { close(s.registered) }) // as if tollgate were not running
 		if m.Method != "extension/intercept" || !strings.Contains(string(m.Params), "compaction.prepare") {
 			s.handle(context.Background(), b)
 			s.wg.Wait()
