@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCountdown, formatInt, formatPercent, formatTokens, formatUSD, safeLocale } from "./format";
+import { formatUSDTick, formatAgo, formatCountdown, formatDayKey, formatInt, formatPercent, formatPricePerM, formatTokens, formatUSD, installLocaleGuard, safeLocale, todayKey } from "./format";
 
 describe("formatTokens", () => {
   const cases: [number, string][] = [
@@ -9,6 +9,11 @@ describe("formatTokens", () => {
     [1000, "1k"],
     [12_345, "12k"],
     [838_861, "839k"],
+    [4_470, "4.5k"],
+    [4_000, "4k"],
+    [9_949, "9.9k"],
+    [9_950, "10k"],
+    [255_000, "255k"],
     [999_499, "999k"],
     [999_500, "1M"],
     [1_048_576, "1.05M"],
@@ -38,5 +43,61 @@ describe("money and others", () => {
     expect(formatCountdown(24)).toBe("0:24");
     expect(formatCountdown(120)).toBe("2:00");
     expect(formatCountdown(-3)).toBe("0:00");
+  });
+});
+
+describe("dates", () => {
+  it("day keys and ages", () => {
+    expect(formatDayKey("2026-11-30")).toBe("Nov 30");
+    expect(formatDayKey("garbage")).toBe("garbage");
+    const now = Date.parse("2026-11-30T12:00:00Z");
+    expect(formatAgo("2026-11-30T11:59:50Z", now)).toBe("just now");
+    expect(formatAgo("2026-11-30T11:55:00Z", now)).toBe("5 min ago");
+    expect(formatAgo("2026-11-30T09:00:00Z", now)).toBe("3 h ago");
+    expect(formatAgo("2026-11-29T12:00:00Z", now)).toBe("1 day ago");
+    expect(formatAgo("2025-11-30T12:00:00Z", now)).toBe("365 days ago");
+    expect(formatAgo("nope", now)).toBe("—");
+  });
+  it("today in a time zone", () => {
+    const at = new Date("2026-11-30T23:30:00Z");
+    expect(todayKey(at, "UTC")).toBe("2026-11-30");
+    expect(todayKey(at, "Asia/Tokyo")).toBe("2026-12-01");
+    expect(todayKey(at, "Not/A_Zone")).toBe("2026-11-30");
+  });
+  it("prices per million as typed", () => {
+    expect(formatPricePerM(0.3)).toBe("0.3");
+    expect(formatPricePerM(1.25)).toBe("1.25");
+    expect(formatPricePerM(15)).toBe("15");
+    expect(formatPricePerM(0.0000001)).toBe("0");
+  });
+});
+
+describe("installLocaleGuard", () => {
+  it("replaces a language Intl rejects (WebKitGTK under LANG=C) and leaves a good one", () => {
+    const nav = { language: "C", languages: ["C"] };
+    const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+    Object.defineProperty(globalThis, "navigator", { value: nav, configurable: true });
+    try {
+      expect(() => new Intl.NumberFormat(nav.language)).toThrow();
+      installLocaleGuard();
+      expect(nav.language).toBe("en-US");
+      expect(() => new Intl.NumberFormat(nav.language)).not.toThrow();
+      const good = { language: "de-DE" };
+      Object.defineProperty(globalThis, "navigator", { value: good, configurable: true });
+      installLocaleGuard();
+      expect(good.language).toBe("de-DE");
+    } finally {
+      if (saved) Object.defineProperty(globalThis, "navigator", saved);
+      else delete (globalThis as { navigator?: unknown }).navigator;
+    }
+  });
+});
+
+describe("USD axis ticks", () => {
+  it("keep neighbouring ticks distinct", () => {
+    expect([0, 0.005, 0.01, 0.015, 0.02].map((v) => formatUSDTick(v, 0.005))).toEqual(["$0.000", "$0.005", "$0.010", "$0.015", "$0.020"]);
+    expect([0, 0.2, 0.4].map((v) => formatUSDTick(v, 0.2))).toEqual(["$0.00", "$0.20", "$0.40"]);
+    expect([0, 500, 1000].map((v) => formatUSDTick(v, 500))).toEqual(["$0", "$500", "$1,000"]);
+    expect(formatUSDTick(0.0001, 0.00005)).toBe("$0.00010");
   });
 });

@@ -7,13 +7,14 @@
 
 export type Host = "window" | "browser";
 
-/** Event names the guard pushes (DESIGN §3). */
+/** Event names the guard pushes (DESIGN §3), and the app's import progress. */
 export const EVENT_NAMES = [
   "rewrite.pending",
   "rewrite.decided",
   "request.recorded",
   "mode.changed",
   "engines.changed",
+  "import.progress",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
@@ -34,7 +35,11 @@ export class ApiError extends Error {
 
 interface WailsRuntime {
   EventsOn(name: string, cb: (...data: unknown[]) => void): () => void;
+  EventsEmit(name: string, ...data: unknown[]): void;
 }
+
+/** The Wails event the window sends when it gains or loses focus (app/desktop.go listens). */
+export const WINDOW_FOCUS_EVENT = "window.focus";
 
 /** Minimal EventSource shape, so tests can pass a fake. */
 export interface EventSourceLike {
@@ -57,13 +62,21 @@ export interface Transport {
   put<T>(path: string, body?: unknown): Promise<T>;
   del<T>(path: string): Promise<T>;
   upload<T>(path: string, body: Blob, contentType: string): Promise<T>;
+  /** A multipart form (file uploads); the browser writes its Content-Type with the boundary. */
+  uploadForm<T>(path: string, form: FormData): Promise<T>;
   /** Subscribe to guard events; returns the unsubscribe function. */
   subscribe(handler: EventHandler, onConnection?: (up: boolean) => void): () => void;
+  /**
+   * Tells the desktop side whether the user is looking at the window, so a
+   * question raises a desktop notification only when they are not. A no-op
+   * in the browser (the page cannot notify outside itself there).
+   */
+  reportFocus(focused: boolean): void;
 }
 
 function detectRuntime(): WailsRuntime | undefined {
   const w = globalThis as unknown as { runtime?: Partial<WailsRuntime> };
-  return typeof w.runtime?.EventsOn === "function" ? (w.runtime as WailsRuntime) : undefined;
+  return typeof w.runtime?.EventsOn === "function" && typeof w.runtime?.EventsEmit === "function" ? (w.runtime as WailsRuntime) : undefined;
 }
 
 async function decode<T>(res: Response): Promise<T> {
@@ -102,6 +115,10 @@ export function createTransport(deps: TransportDeps): Transport {
     del: (p) => call("DELETE", p),
     upload: async (p, blob, contentType) =>
       decode(await deps.fetch(p, { method: "POST", body: blob, credentials: "same-origin", headers: { "Content-Type": contentType } })),
+    uploadForm: async (p, form) => decode(await deps.fetch(p, { method: "POST", body: form, credentials: "same-origin" })),
+    reportFocus(focused) {
+      deps.runtime?.EventsEmit(WINDOW_FOCUS_EVENT, focused);
+    },
     subscribe(handler, onConnection) {
       if (deps.runtime) {
         const offs = EVENT_NAMES.map((name) =>

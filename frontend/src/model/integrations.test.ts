@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { GUIDES, integrationStatus } from "./integrations";
+import type { EnginesList } from "./types";
+
+const guide = (id: string) => GUIDES.find((g) => g.id === id)!;
+const list = (over: Partial<EnginesList> = {}): EnginesList => ({ armed: false, engines: [], integrations: [], ...over });
+const engine = (harness: string) => ({ engine: "e_1", harness, registeredAt: "", lastContact: "", expiresAt: "" });
+
+describe("integrations", () => {
+  it("has copy-ready setup for Claude Code, Reasonix, dsh and the API", () => {
+    expect(guide("claude-code").snippet).toBe("tollgate hook claude-code --install");
+    expect(guide("reasonix").snippet).toBe("tollgate ext reasonix --install");
+    expect(guide("dsh")).toBeDefined();
+    expect(guide("api").snippet).toContain("/v1/engines");
+    expect(guide("api").snippet).toContain("Authorization: Bearer");
+  });
+  it("armed by a live engine of the harness, or a verified hook", () => {
+    expect(integrationStatus(guide("dsh"), list({ engines: [engine("dsh")] })).state).toBe("armed");
+    expect(integrationStatus(guide("dsh"), list()).state).toBe("not-seen");
+    const hook = (verified: boolean) => list({ integrations: [{ name: "claude-code", installed: true, verified, detail: "~/.claude/settings.json", lastDecision: null }] });
+    expect(integrationStatus(guide("claude-code"), hook(true))).toEqual({ state: "armed", detail: "~/.claude/settings.json" });
+    expect(integrationStatus(guide("claude-code"), hook(false)).state).toBe("installed");
+    expect(integrationStatus(guide("api"), list({ engines: [engine("my-harness")] }))).toEqual({ state: "armed", detail: "my-harness" });
+  });
+});

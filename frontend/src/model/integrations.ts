@@ -1,0 +1,79 @@
+// The Integrations page as data: each harness, how to set it up, and
+// whether tollgate has seen it (a live engine of that harness, or an
+// installed hook).
+
+import type { EnginesList } from "./types";
+
+export interface IntegrationGuide {
+  id: string;
+  title: string;
+  /** Engine harness names that count as this integration. */
+  harnesses: readonly string[];
+  /** GET /v1/engines integration name, for hook-style integrations. */
+  integration?: string;
+  what: string;
+  snippet: string;
+}
+
+// The generic snippet reads the live URL and token from api.json, so it is
+// right in the window (which has no TCP URL of its own) and in any home.
+const API_JSON = "${TOLLGATE_HOME:-$HOME/.config/tollgate}/api.json";
+
+export const GUIDES: readonly IntegrationGuide[] = [
+  {
+    id: "claude-code",
+    title: "Claude Code",
+    harnesses: ["claude-code"],
+    integration: "claude-code",
+    what: "A PreCompact hook prices every compaction from the transcript and asks before it runs. Installed once, it guards every Claude Code session.",
+    snippet: "tollgate hook claude-code --install",
+  },
+  {
+    id: "reasonix",
+    title: "DeepSeek-Reasonix",
+    harnesses: ["reasonix", "deepseek-reasonix"],
+    integration: "reasonix",
+    what: "An extension sidecar answers Reasonix's compaction.prepare intercept within its timeout.",
+    snippet: "tollgate ext reasonix --install",
+  },
+  {
+    id: "dsh",
+    title: "dsh",
+    harnesses: ["dsh"],
+    integration: "dsh",
+    what: "The tollgate plugin (integrations/dsh in the tollgate repository) gates dsh's compactIfNeeded: it asks before each rewrite and runs the order tollgate returns. It arms the guard while dsh runs and finds tollgate through api.json. Add it to dsh's configuration:",
+    snippet: ["plugins:", "  tollgate:                  # @tollgate/dsh-plugin", "    profile: deepseek-flash  # optional pricing profile", "    deadlineSeconds: 120     # how long a question may wait"].join("\n"),
+  },
+  {
+    id: "api",
+    title: "Any harness (HTTP API)",
+    harnesses: [],
+    what: "Register an engine, record each request, and ask before every rewrite. Go harnesses can use guard/client, which fails open when tollgate is not running.",
+    snippet: [
+      `TG=${API_JSON}`,
+      `curl -s -H "Authorization: Bearer $(jq -r .token "$TG")" \\`,
+      `  -d '{"harness":"my-harness","version":"1.0","profile":"deepseek-flash"}' \\`,
+      `  "$(jq -r .url "$TG")/v1/engines"`,
+    ].join("\n"),
+  },
+];
+
+/** Integrations the guard reports that have no guide here (e.g. import-only ones). */
+export function otherIntegrations(list: EnginesList): EnginesList["integrations"] {
+  return list.integrations.filter((i) => !GUIDES.some((g) => g.integration === i.name));
+}
+
+export type IntegrationStatus = { state: "armed"; detail: string } | { state: "installed"; detail: string } | { state: "not-seen"; detail: string };
+
+export function integrationStatus(g: IntegrationGuide, list: EnginesList): IntegrationStatus {
+  const live = list.engines.filter((e) => g.harnesses.includes(e.harness.toLowerCase()));
+  const hook = g.integration ? list.integrations.find((i) => i.name === g.integration) : undefined;
+  if (hook?.installed && hook.verified) return { state: "armed", detail: hook.detail || "hook installed and verified" };
+  if (live.length > 0) return { state: "armed", detail: live.length === 1 ? "1 live engine" : `${live.length} live engines` };
+  if (g.id === "api") {
+    const others = list.engines.filter((e) => !GUIDES.some((x) => x.harnesses.includes(e.harness.toLowerCase())));
+    if (others.length > 0) return { state: "armed", detail: others.map((e) => e.harness).join(", ") };
+  }
+  if (hook?.installed) return { state: "installed", detail: hook.detail || "installed, not verified" };
+  return { state: "not-seen", detail: hook?.detail || "not seen yet" };
+}

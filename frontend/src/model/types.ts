@@ -1,0 +1,329 @@
+// The JSON shapes of the v1 API (README "API (v1)"). Only what the UI reads is
+// typed; the guard may send more. Optional fields are ones the contract marks
+// optional or that older servers may not send yet.
+
+export type Mode = "ask" | "auto" | "off";
+export const MODES: readonly Mode[] = ["ask", "auto", "off"];
+
+export type Scope = "global" | "profile" | "session";
+
+export interface Health {
+  status: string;
+  version: string;
+  armed: boolean;
+  engines: number;
+  mode: Mode;
+}
+
+/** GET/PUT /v1/mode. */
+export interface ModeState {
+  mode: Mode;
+  label: string;
+  scope: Scope;
+  armed: boolean;
+  global: Mode;
+  profileMode?: Mode | "";
+  sessionMode?: Mode | "";
+}
+
+export interface TokenTotals {
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cacheWrite1h?: number;
+  output: number;
+}
+
+export interface Session {
+  id: string;
+  harness: string;
+  profile: string;
+  provider: string;
+  model: string;
+  title: string;
+  startedAt: string;
+  lastAt: string;
+  requests: number;
+  tokens: TokenTotals;
+  costUSD: number;
+  hitRate: number;
+  folds: number;
+  rewrites: number;
+  declined?: number;
+  mode: Mode | "";
+  sessionMode?: Mode | "";
+  pricedByDefault?: boolean;
+  contextWindow?: number;
+  thresholdTokens?: number;
+  lastContextTokens?: number;
+}
+
+export interface SessionPage {
+  sessions: Session[];
+  next: string | null;
+}
+
+export interface SeriesPoint {
+  seq: number;
+  at: string;
+  purpose: string;
+  contextTokens: number;
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cacheWrite1h?: number;
+  output: number;
+  costUSD: number;
+}
+
+export interface CallUsage {
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+  costUSD: number;
+}
+
+export type Decision = "allow" | "decline";
+
+export interface Fold {
+  rewrite: string;
+  seq: number;
+  at: string;
+  kind: "summary" | "prune";
+  trigger: string;
+  preTokens: number;
+  /** null when the rewrite was not priced (off mode, a failed quote, an import without figures). */
+  predictedColdTokens: number | null;
+  actualColdTokens: number | null;
+  summaryCall: CallUsage | null;
+  decision: Decision | "";
+  reason: string;
+  mode: Mode | "";
+  order: string;
+  applied: boolean | null;
+  costUSD: number;
+  source?: "api" | "import";
+}
+
+export interface Series {
+  session: Session;
+  contextWindow: number;
+  thresholdTokens: number;
+  points: SeriesPoint[];
+  folds: Fold[];
+}
+
+// pricing.Quote (DESIGN §4): the recommended ordering's figures at the top
+// level, every applicable ordering in alternatives.
+export interface QuoteOrdering {
+  order: string;
+  contextTokens: number;
+  contextWindow: number;
+  thresholdTokens: number;
+  prune: { count: number; freedTokens: number };
+  summary: { spanTokens: number; checkpointTokens: number; estimated: boolean } | null;
+  breakAt: { position: number; unitId: string; cachedTokens: number };
+  coldTokens: number;
+  coldShare: number;
+  nextRequestTokens: number;
+  summaryCall: { promptTokens: number; cachedTokens: number; coldTokens: number; outputTokens: number } | null;
+  costUSD: { nextRequest: number; summaryCall: number; baselineNextRequest: number; breakPremium: number };
+  perRequestSavingUSD: number;
+  breakEvenRequests: number | null;
+  cacheExpired: boolean;
+  underThreshold?: boolean;
+}
+
+export interface Quote extends QuoteOrdering {
+  recommended: string;
+  alternatives: QuoteOrdering[];
+  offPeak?: boolean;
+}
+
+export type Trigger = "pressure" | "context-overflow" | "manual" | string;
+
+/** The rewrite.pending event. */
+export interface PendingRewrite {
+  rewrite: string;
+  session: string;
+  harness: string;
+  profile: string;
+  trigger: Trigger;
+  turn: string;
+  mode: Mode;
+  quote: Quote | null;
+  askedAt: string;
+  deadlineAt: string;
+  deadlineSeconds: number;
+}
+
+/** The rewrite.decided event. */
+export interface DecidedRewrite {
+  rewrite: string;
+  session: string;
+  decision: Decision;
+  reason: string;
+  mode: Mode | "";
+  order: string;
+  answeredBy: "window" | "browser" | "token" | "";
+}
+
+/** The answer of POST /v1/rewrites/{id}/answer (and of the gate). */
+export interface RewriteDecision {
+  rewrite: string;
+  status: string;
+  session: string;
+  decision: Decision;
+  reason: string;
+  mode: Mode | "";
+  order: string;
+  message?: string;
+}
+
+export type AnswerChoice = "allow-once" | "not-now" | "always-session";
+
+export interface RequestRecorded {
+  session: string;
+  requestId: string;
+  seq: number;
+  at: string;
+  purpose: string;
+  contextTokens: number;
+  costUSD: number;
+}
+
+export interface ModeChanged {
+  scope: Scope;
+  profile: string;
+  session: string;
+  mode: Mode | "";
+}
+
+export interface EnginesChanged {
+  armed: boolean;
+  engines: number;
+}
+
+export interface Engine {
+  engine: string;
+  harness: string;
+  version?: string;
+  profile?: string;
+  pid?: number;
+  registeredAt: string;
+  lastContact: string;
+  expiresAt: string;
+}
+
+export interface Integration {
+  name: string;
+  installed: boolean;
+  verified: boolean;
+  detail: string;
+  lastDecision: string | null;
+}
+
+export interface EnginesList {
+  armed: boolean;
+  engines: Engine[];
+  integrations: Integration[];
+}
+
+export interface SpendFigures {
+  requests: number;
+  cacheReadUSD: number;
+  coldInputUSD: number;
+  outputUSD: number;
+  breakPremiumUSD: number;
+  totalUSD: number;
+  tokens?: Partial<TokenTotals>;
+}
+
+export interface SpendRow extends SpendFigures {
+  key: string;
+}
+
+export interface Spend {
+  by: string;
+  tz: string;
+  rows: SpendRow[];
+  totals: SpendFigures;
+  hitRate: number;
+  folds: number;
+  declined: number;
+  avoidedColdTokens: number;
+}
+
+/** A profile as GET /v1/profiles lists it: the keys config.yaml sets and the cache model they resolve to. */
+export type ProfileValue = string | number | boolean | null | Record<string, unknown> | unknown[];
+export interface Profile {
+  name: string;
+  /** The keys the file sets, canonical spelling. */
+  keys: Record<string, ProfileValue>;
+  /** The resolved cache model: built-in entry plus the profile's own keys. */
+  model?: Record<string, ProfileValue>;
+  builtin?: boolean;
+  source?: string;
+  mode?: string;
+  error?: string;
+  default?: boolean;
+}
+
+export interface ProfilesResponse {
+  profiles: Profile[];
+  defaultProfile: string;
+  mode: Mode;
+  askTimeoutSeconds: number;
+  builtins?: unknown[];
+}
+
+/** import.progress: a running import (POST /v1/import). */
+export interface ImportProgress {
+  file: string;
+  filesDone: number;
+  filesTotal: number;
+  bytesDone: number;
+  bytesTotal: number;
+  requests: number;
+  folds: number;
+}
+
+export interface ImportFileResult {
+  path: string;
+  harness: string;
+  session: string;
+  bytes: number;
+  requests: number;
+  updated: number;
+  folds: number;
+  unchanged?: boolean;
+  restarted?: boolean;
+  error?: string;
+}
+
+export interface ImportResult {
+  files: ImportFileResult[];
+  sessions: string[];
+  requests: number;
+  updated: number;
+  folds: number;
+  bytes: number;
+  failed: number;
+}
+
+/** POST /v1/import: the result, and an error when some file failed. */
+export interface ImportResponse {
+  result: ImportResult;
+  error?: { code: string; message: string };
+}
+
+/** The guard's events, by name. */
+export interface GuardEvents {
+  "rewrite.pending": PendingRewrite;
+  "rewrite.decided": DecidedRewrite;
+  "request.recorded": RequestRecorded;
+  "mode.changed": ModeChanged;
+  "engines.changed": EnginesChanged;
+  "import.progress": ImportProgress;
+}
