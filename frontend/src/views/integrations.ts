@@ -1,0 +1,95 @@
+// Integrations: each harness with its status (armed / not seen) and a
+// copy-ready setup snippet; the live engines below.
+
+import { button, el, errorText, throttle } from "../components/dom";
+import { dataTable } from "../components/table";
+import type { View } from "../context";
+import { formatAgo, formatDateTime } from "../format";
+import { GUIDES, integrationStatus, otherIntegrations } from "../model/integrations";
+import { integrationTitle } from "../model/pill";
+import type { Engine, EnginesList } from "../model/types";
+
+async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // Webviews without the async clipboard: select a hidden textarea and copy.
+    const ta = el("textarea", { class: "offscreen", readonly: true });
+    ta.value = text;
+    document.body.append(ta);
+    ta.select();
+    let ok = false;
+    try {
+      ok = document.execCommand("copy");
+    } catch {
+      ok = false;
+    }
+    ta.remove();
+    return ok;
+  }
+}
+
+const STATE_LABEL = { armed: "armed", installed: "installed", "not-seen": "not seen" } as const;
+
+export const integrationsView: View = async (root, ctx, scope) => {
+  const draw = async () => {
+    let list: EnginesList;
+    try {
+      list = await ctx.api.engines();
+    } catch (e) {
+      root.replaceChildren(el("p", { class: "error" }, "Could not load integrations: " + errorText(e)));
+      return;
+    }
+    if (!scope.alive) return;
+    const cards = GUIDES.map((g) => {
+      const st = integrationStatus(g, list);
+      const copy = button("Copy", async () => {
+        const ok = await copyText(g.snippet);
+        ctx.toast(ok ? "Copied" : "Select the text and copy it by hand", ok ? "good" : "warn");
+      }, { class: "copy" });
+      return el(
+        "section",
+        { class: "card integration", "data-integration": g.id },
+        el("div", { class: "integration-head" }, el("h2", {}, g.title), el("span", { class: `badge ${st.state === "armed" ? "good" : st.state === "installed" ? "info" : "muted"}`, "data-status": st.state }, STATE_LABEL[st.state])),
+        el("p", { class: "muted" }, st.detail),
+        el("p", {}, g.what),
+        el("div", { class: "snippet" }, el("div", { class: "snippet-head" }, el("span", { class: "muted" }, "Setup"), copy), el("pre", {}, el("code", {}, g.snippet))),
+      );
+    });
+    for (const i of otherIntegrations(list)) {
+      cards.push(
+        el(
+          "section",
+          { class: "card integration", "data-integration": i.name },
+          el("div", { class: "integration-head" }, el("h2", {}, integrationTitle(i.name)), el("span", { class: `badge ${i.installed ? "info" : "muted"}` }, i.installed ? "installed" : "not installed")),
+          el("p", {}, i.detail),
+        ),
+      );
+    }
+    const engines = list.engines.length
+      ? dataTable<Engine, string>(
+          [
+            { key: "harness", label: "Harness", cell: (e) => e.harness },
+            { key: "version", label: "Version", cell: (e) => e.version || "—" },
+            { key: "profile", label: "Profile", cell: (e) => e.profile || "—" },
+            { key: "pid", label: "PID", numeric: true, cell: (e) => (e.pid ? String(e.pid) : "—") },
+            { key: "since", label: "Registered", cell: (e) => formatDateTime(e.registeredAt) },
+            { key: "last", label: "Last contact", cell: (e) => formatAgo(e.lastContact) },
+          ],
+          list.engines,
+          { rowKey: (e) => e.engine },
+        )
+      : el("p", { class: "muted" }, "No engine holds a lease right now.");
+    root.replaceChildren(
+      el("h1", {}, "Integrations"),
+      el("p", { class: "muted", id: "armed-summary" }, list.armed ? "The guard is armed." : "Nothing is armed yet: set up one of these and it shows as armed here."),
+      el("div", { class: "integrations" }, ...cards),
+      el("section", { class: "card" }, el("h2", {}, "Live engines"), engines),
+    );
+  };
+  await draw();
+  const redraw = throttle(() => void draw(), 500);
+  scope.add(redraw.cancel);
+  scope.add(ctx.bus.on("engines.changed", redraw));
+};

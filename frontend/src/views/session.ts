@@ -1,0 +1,196 @@
+// One session: context fill per request against the threshold and window
+// (with every fold and prune marked), cold tokens per fold (predicted beside
+// actual), and the table of rewrites.
+
+import { loadCharts } from "../components/chartLoader";
+import type { ChartHandle, ContextChart } from "../components/charts";
+import { button, el, errorText, throttle } from "../components/dom";
+import { dataTable, type Column } from "../components/table";
+import type { View } from "../context";
+import { formatDateTime, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
+import { appendRecorded, coldChartData, contextChartData, type ContextChartData } from "../model/chartData";
+import type { Fold, Series, SeriesPoint } from "../model/types";
+import { ApiError } from "../transport";
+
+function stat(label: string, value: string, title?: string): HTMLElement {
+  return el("div", { class: "card stat", title }, el("div", { class: "stat-value" }, value), el("div", { class: "stat-label" }, label));
+}
+
+const foldColumns: Column<Fold, string>[] = [
+  { key: "seq", label: "Request", numeric: true, cell: (f) => formatInt(f.seq) },
+  { key: "at", label: "When", cell: (f) => formatDateTime(f.at) },
+  { key: "kind", label: "Kind", cell: (f) => (f.kind === "summary" ? "summary" : "prune") },
+  { key: "trigger", label: "Trigger", cell: (f) => f.trigger || "—" },
+  { key: "order", label: "Order", cell: (f) => f.order || "—" },
+  { key: "mode", label: "Mode", cell: (f) => f.mode || "—" },
+  {
+    key: "decision",
+    label: "Decision",
+    cell: (f) => el("span", { class: "badge " + (f.decision === "decline" ? "warn" : "good") }, f.decision || "—"),
+  },
+  { key: "reason", label: "Reason", cell: (f) => f.reason || "—" },
+  { key: "applied", label: "Applied", cell: (f) => (f.applied === null ? "—" : f.applied ? "yes" : "no") },
+  { key: "pre", label: "Context before", numeric: true, cell: (f) => el("span", { title: formatInt(f.preTokens) }, formatTokens(f.preTokens)) },
+  {
+    key: "predicted",
+    label: "Cold, predicted",
+    numeric: true,
+    cell: (f) => (f.predictedColdTokens === null ? "—" : el("span", { title: formatInt(f.predictedColdTokens) }, formatTokens(f.predictedColdTokens))),
+  },
+  {
+    key: "actual",
+    label: "Cold, actual",
+    numeric: true,
+    cell: (f) => (f.actualColdTokens === null ? "—" : el("span", { title: formatInt(f.actualColdTokens) }, formatTokens(f.actualColdTokens))),
+  },
+  { key: "cost", label: "Cost", numeric: true, cell: (f) => formatUSD(f.costUSD) },
+];
+
+export const sessionView = (id: string): View => async (root, ctx, scope) => {
+  let series: Series;
+  let chart1: ContextChart | null = null;
+  let chart2: ChartHandle | null = null;
+  let data: ContextChartData;
+  let points: SeriesPoint[] = [];
+  scope.add(() => {
+    chart1?.destroy();
+    chart2?.destroy();
+    ctx.focusSession(null);
+  });
+
+  const load = async (): Promise<boolean> => {
+    try {
+      series = await ctx.api.series(id);
+      return true;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) {
+        root.replaceChildren(el("h1", {}, "No such session"), el("p", {}, `Session ${id} is not stored (deleted?). `, el("a", { href: "#/sessions" }, "All sessions")));
+      } else root.replaceChildren(el("p", { class: "error" }, "Could not load the session: " + errorText(e)));
+      return false;
+    }
+  };
+
+  const render = async () => {
+    const s = series.session;
+    points = series.points;
+    data = contextChartData(series);
+    ctx.focusSession(s, series.folds[series.folds.length - 1] ?? null);
+    chart1?.destroy();
+    chart2?.destroy();
+    chart1 = chart2 = null;
+
+    const box1 = el("div", { class: "chart-box", id: "context-chart", "data-points": String(series.points.length), "data-threshold": String(series.thresholdTokens) });
+    const box2 = el("div", { class: "chart-box", id: "cold-chart" });
+    const declined = series.folds.filter((f) => f.decision === "decline").length;
+    const del = button(
+      "Delete this session",
+      async () => {
+        const ok = await ctx.confirm({
+          title: "Delete this session?",
+          body: `Session ${s.title || s.id}: ${formatInt(s.requests)} requests and ${formatInt(series.folds.length)} rewrites are removed from tollgate.db. This cannot be undone.`,
+          confirmLabel: "Delete",
+          danger: true,
+        });
+        if (!ok) return;
+        try {
+          await ctx.api.deleteSession(s.id);
+          ctx.toast("Session deleted", "good");
+          ctx.dataChanged();
+          ctx.navigate({ view: "sessions" });
+        } catch (e) {
+          ctx.toast("Could not delete: " + errorText(e), "warn");
+        }
+      },
+      { class: "danger" },
+    );
+    root.replaceChildren(
+      el("p", { class: "crumbs" }, el("a", { href: "#/sessions" }, "Sessions"), " / "),
+      el("h1", { title: s.id }, s.title || s.id),
+      el("p", { class: "muted" }, [s.harness, s.profile, s.model].filter(Boolean).join(" · "), s.pricedByDefault ? el("span", { class: "badge warn" }, "priced by default") : null),
+      el(
+        "div",
+        { class: "stats" },
+        stat("requests", formatInt(s.requests)),
+        stat("spent", formatUSD(s.costUSD)),
+        stat("cache hit rate", formatPercent(s.hitRate)),
+        stat("context now", s.lastContextTokens ? formatTokens(s.lastContextTokens) : "—", s.lastContextTokens ? formatInt(s.lastContextTokens) + " tokens" : undefined),
+        stat("folds", formatInt(s.folds)),
+        stat("declined", formatInt(declined)),
+      ),
+      el(
+        "section",
+        { class: "card" },
+        el("h2", {}, "Context per request"),
+        el(
+          "p",
+          { class: "muted" },
+          series.thresholdTokens > 0 ? `Rewrite at ${formatTokens(series.thresholdTokens)}` : "No rewrite threshold reported",
+          series.contextWindow > 0 ? ` · window ${formatTokens(series.contextWindow)}` : "",
+        ),
+        points.length > 0 ? box1 : el("p", { class: "muted" }, "No main-conversation requests recorded yet."),
+      ),
+      el(
+        "section",
+        { class: "card" },
+        el("h2", {}, "Cold tokens per fold"),
+        series.folds.length > 0 ? box2 : el("p", { class: "muted" }, "No rewrites yet: each fold's predicted and actual cold tokens show here."),
+      ),
+      el(
+        "section",
+        { class: "card" },
+        el("h2", {}, "Rewrites"),
+        series.folds.length > 0
+          ? el("div", { class: "table-box", id: "rewrites-table" }, dataTable(foldColumns, [...series.folds].reverse(), { rowKey: (f) => f.rewrite }))
+          : el("p", { class: "muted" }, "None asked or imported."),
+      ),
+      el(
+        "section",
+        { class: "card actions-row" },
+        el("a", { href: ctx.api.exportURL("json", s.id), download: `${s.id}.json`, class: "button" }, "Export JSON"),
+        el("a", { href: ctx.api.exportURL("csv", s.id), download: `${s.id}.csv`, class: "button" }, "Export CSV"),
+        button("Re-price with today's prices", async () => {
+          try {
+            const r = await ctx.api.reprice(s.id);
+            ctx.toast(`Re-priced ${formatInt(r.requests)} requests`, "good");
+            if (await load()) await render();
+          } catch (e) {
+            ctx.toast("Could not re-price: " + errorText(e), "warn");
+          }
+        }),
+        del,
+      ),
+    );
+    try {
+      const charts = await loadCharts();
+      if (!scope.alive) return;
+      if (points.length > 0) chart1 = charts.contextChart(box1, data, () => points);
+      if (series.folds.length > 0) chart2 = charts.coldChart(box2, coldChartData(series.folds));
+    } catch (e) {
+      box1.append(el("p", { class: "error" }, "The chart could not be drawn: " + errorText(e)));
+    }
+  };
+
+  if (!(await load()) || !scope.alive) return;
+  await render();
+
+  // Live: new requests extend chart 1 at once; anything structural (a new
+  // fold, a decision) reloads the series, at most every 2 s.
+  const reload = throttle(async () => {
+    if ((await load()) && scope.alive) await render();
+  }, 2000);
+  scope.add(reload.cancel);
+  scope.add(
+    ctx.bus.on("request.recorded", (ev) => {
+      if (ev.session !== id) return;
+      const next = chart1 ? appendRecorded(data, ev) : null;
+      if (next && chart1) {
+        data = next;
+        // The event has no token breakdown: NaN says "not known" to the tooltip.
+        points = [...points, { seq: ev.seq, at: ev.at, purpose: ev.purpose, contextTokens: ev.contextTokens, input: NaN, cacheRead: NaN, cacheWrite: NaN, output: NaN, costUSD: ev.costUSD }];
+        chart1.setData(data);
+        root.querySelector("#context-chart")?.setAttribute("data-points", String(data.seq.length));
+      } else if (!chart1) reload();
+    }),
+  );
+  scope.add(ctx.bus.on("rewrite.decided", (ev) => ev.session === id && reload()));
+};
