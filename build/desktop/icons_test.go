@@ -197,9 +197,9 @@ func TestIconsEmbedded(t *testing.T) {
 	}
 }
 
-// TestEntry checks the .desktop entry against the Desktop Entry
-// Specification 1.5 keys a launcher relies on (desktop-file-validate runs
-// on it too, in test/package-test.sh, where it is installed).
+// TestEntry checks the keys a launcher relies on. The entry keeps to the
+// Desktop Entry Specification 1.4, what Debian 12's desktop-file-validate
+// knows; that runs on it in test/package-test.sh.
 func TestEntry(t *testing.T) {
 	sc := bufio.NewScanner(bytes.NewReader(Entry()))
 	keys := map[string]string{}
