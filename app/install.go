@@ -461,25 +461,17 @@ func InstallUser(o InstallOptions) (InstallResult, error) {
 // holds what was written, then every listed folder that is empty, deepest
 // first. A listed file that changed since is left in place, reported in
 // Kept and stays listed; a folder something else now uses is left and
-// forgotten. With onlyAutostart, just the autostart entry (and its folder,
-// when install created it). The manifest goes once it lists nothing.
+// forgotten. With onlyAutostart, just the autostart entry (and the folders
+// install created for it). Once no file is listed, the manifest goes too,
+// with the folders install created for it.
 func UninstallUser(paths InstallPaths, onlyAutostart bool) (InstallResult, error) {
 	var res InstallResult
 	m, err := readManifest(paths.Manifest)
 	if err != nil || len(m.entries) == 0 {
 		return res, err
 	}
-	manifestDir := filepath.Dir(paths.Manifest)
-	selected := func(e manifestEntry) bool {
-		return !onlyAutostart || e.Path == paths.Autostart || e.Path == filepath.Dir(paths.Autostart)
-	}
-	var dirs []manifestEntry
 	for _, e := range append([]manifestEntry(nil), m.entries...) {
-		if !selected(e) {
-			continue
-		}
-		if e.Dir {
-			dirs = append(dirs, e)
+		if e.Dir || (onlyAutostart && e.Path != paths.Autostart) {
 			continue
 		}
 		if _, err := os.Lstat(e.Path); errors.Is(err, fs.ErrNotExist) {
@@ -497,36 +489,50 @@ func UninstallUser(paths InstallPaths, onlyAutostart bool) (InstallResult, error
 		m.drop(e.Path)
 		res.Removed = append(res.Removed, e.Path)
 	}
+
+	// No file listed any more: the manifest goes first, then every folder.
+	last := !m.holdsFileUnder(string(filepath.Separator))
+	if last {
+		if err := os.Remove(paths.Manifest); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("removing install manifest %s: %w", paths.Manifest, err)
+		}
+	}
+	var dirs []manifestEntry
+	for _, e := range m.entries {
+		switch {
+		case !e.Dir:
+		case !last && within(paths.Manifest, e.Path):
+			// holds the manifest, which stays
+		case last || !onlyAutostart || within(paths.Autostart, e.Path):
+			dirs = append(dirs, e)
+		}
+	}
 	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i].Path) > len(dirs[j].Path) })
 	for _, e := range dirs {
-		if e.Path == manifestDir {
-			continue // holds the manifest: last
-		}
 		err := os.Remove(e.Path)
-		if err == nil {
+		switch {
+		case err == nil:
 			res.Removed = append(res.Removed, e.Path)
 			m.drop(e.Path)
-		} else if errors.Is(err, fs.ErrNotExist) || !m.holdsFileUnder(e.Path) {
+		case errors.Is(err, fs.ErrNotExist) || !m.holdsFileUnder(e.Path):
 			m.drop(e.Path) // gone, or shared with files that are not ours
 		}
 	}
-	if _, listed := m.find(manifestDir); listed && len(m.entries) == 1 {
-		m.entries = nil
-		if err := m.write(paths.Manifest); err != nil {
-			return res, err
-		}
-		if err := os.Remove(manifestDir); err == nil {
-			res.Removed = append(res.Removed, manifestDir)
-		}
+	if last {
 		return res, nil
 	}
 	return res, m.write(paths.Manifest)
 }
 
+// within says whether path lies inside dir.
+func within(path, dir string) bool {
+	return strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
 // holdsFileUnder says whether the manifest still lists a file inside dir.
 func (m *manifest) holdsFileUnder(dir string) bool {
 	for _, e := range m.entries {
-		if !e.Dir && strings.HasPrefix(e.Path, dir+string(filepath.Separator)) {
+		if !e.Dir && within(e.Path, dir) {
 			return true
 		}
 	}

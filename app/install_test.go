@@ -355,3 +355,42 @@ func TestManifestRejectsGarbage(t *testing.T) {
 		t.Errorf("err = %v, want one naming the file and line", err)
 	}
 }
+
+// In a $HOME with nothing in it, install creates every folder up to the
+// files (and the manifest's), and uninstall removes them all again — for a
+// full install, an autostart-only uninstall, and next to a system install.
+func TestRoundTripInAnEmptyHome(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		systemWide, autostart bool
+		onlyAutostartFirst    bool
+	}{
+		{name: "full", autostart: true},
+		{name: "full, autostart removed first", autostart: true, onlyAutostartFirst: true},
+		{name: "system-wide, autostart only", systemWide: true, autostart: true},
+		{name: "system-wide, autostart removed alone", systemWide: true, autostart: true, onlyAutostartFirst: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			paths, _ := UserInstallPaths(func(k string) string { return map[string]string{"HOME": root}[k] })
+			res, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin"), Autostart: tc.autostart, SystemWide: tc.systemWide})
+			if err != nil || len(res.Written) == 0 {
+				t.Fatalf("install: %v %v", res.Written, err)
+			}
+			if tc.onlyAutostartFirst {
+				if res, err := UninstallUser(paths, true); err != nil || len(res.Kept) > 0 {
+					t.Fatalf("uninstall --autostart: %v %v", err, res.Kept)
+				}
+				if _, err := os.Stat(paths.Autostart); !os.IsNotExist(err) {
+					t.Fatalf("autostart entry still there: %v", err)
+				}
+			}
+			if res, err := UninstallUser(paths, false); err != nil || len(res.Kept) > 0 {
+				t.Fatalf("uninstall: %v %v", err, res.Kept)
+			}
+			if left := snapshot(t, root); len(left) != 1 { // the root itself
+				t.Errorf("left behind:\n  %s", strings.Join(left, "\n  "))
+			}
+		})
+	}
+}
