@@ -71,7 +71,7 @@ vet:
 	$(GO) vet ./...
 	@bad=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
-test: deps vet test-go test-frontend build test-e2e test-window test-harness
+test: deps vet test-go test-frontend build test-e2e test-window test-harness test-package
 
 test-go:
 	$(GO) test -race -count=1 ./...
@@ -116,3 +116,28 @@ fuzz:
 
 clean:
 	rm -rf build/bin frontend/dist/assets frontend/dist/index.html frontend/test-output test-output
+
+# ---- Debian package (build/debian, build/desktop) -----------------------------
+#   make package        build/bin/tollgate_<version>_<arch>.deb (dpkg-deb, no network)
+#   make test-package   its control fields and files, then dpkg -i, run, purge (root)
+APT_PACKAGE := dpkg-dev desktop-file-utils
+
+.PHONY: package test-package deps-package
+
+deps-package:
+	@missing=""; for p in $(APT_PACKAGE); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "apt: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+package: build deps-package
+	build/debian/package.sh $(BIN) build/bin
+
+test-package: package
+	test/package-test.sh $(BIN) build/bin
+
+# The binary embeds the entry and icons too (tollgate install --user).
+$(BIN): $(wildcard build/desktop/tollgate.desktop build/desktop/icons/hicolor/*/apps/*)
