@@ -252,7 +252,7 @@ func (r *importRun) runJobs(jobs []*importJob) []ImportFileResult {
 	}
 	var next atomic.Int64
 	// A bounded window of parsed-but-unstored files keeps memory flat.
-	window := make(chan struct{}, 8*workers)
+	window := make(chan struct{}, maxGroupFiles)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
