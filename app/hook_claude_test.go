@@ -471,7 +471,7 @@ func FuzzDecodeClaudeHookInput(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in, err := decodeClaudeHookInput(b)
-		if err == nil && (in.SessionID == "" || in.HookEventName != "PreCompact") {
+		if err == nil && (in.SessionID == "" || in.HookEventName != claudePreCompact && in.HookEventName != claudePostCompact) {
 			t.Fatalf("accepted %q as %+v", b, in)
 		}
 	})
