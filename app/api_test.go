@@ -57,8 +57,10 @@ func TestProfilesSettingsAndRepriceThroughTheAPI(t *testing.T) {
 
 	record := func(id string) api.RecordedRequest {
 		var rec api.RecordedRequest
+		// 02:00 UTC on a Monday: DeepSeek's peak window, so the full price
+		// applies whatever time the test runs.
 		code, raw := apiCall(t, svc, "POST", "/v1/sessions/s1/requests", map[string]any{
-			"requestId": id, "profile": "deepseek-flash", "usage": map[string]int64{"inputTokens": 1_000_000},
+			"requestId": id, "profile": "deepseek-flash", "at": "2026-11-30T02:00:00Z", "usage": map[string]int64{"inputTokens": 1_000_000},
 		}, &rec)
 		if code != 201 {
 			t.Fatalf("record: %d %s", code, raw)
