@@ -108,6 +108,13 @@ test("200 recorded requests: the session appears live and chart 1 draws with the
   assert.match(await tip.innerText(), /Request \d+[\s\S]*Context: [\d,]+ tokens/);
   await page.screenshot({ path: join(OUT, "e2e-session-chart.png") });
 
+  // In the session view the pill speaks for this session: its context line.
+  await page.locator("#mode-pill").click();
+  await page.locator('[data-line="context"]', { hasText: "Context 829k of 1.05M · rewrite at 839k" }).waitFor();
+  await page.locator(".pm-scope", { hasText: "this session" }).waitFor();
+  await page.screenshot({ path: join(OUT, "e2e-pill-session.png") });
+  await page.keyboard.press("Escape");
+
   // A reload lands on the same session.
   await page.reload();
   await page.locator("#context-chart canvas").waitFor();
@@ -223,6 +230,34 @@ test("Overview: 30 days stacked, totals, and the chart survives navigator.langua
   await p2.getByText("Break premium").first().waitFor();
   await p2.screenshot({ path: join(OUT, "e2e-overview.png") });
   await p2.close();
+});
+
+test("chart 1 stays smooth at 10,000 requests", async () => {
+  const big = new Harness(server, { session: "e2e-10k" });
+  await big.recordMany(10_000);
+  const t0 = Date.now();
+  await page.goto(server.api.url + "/#/sessions/e2e-10k");
+  await page.locator("#context-chart canvas").waitFor({ timeout: 20_000 });
+  const loadMs = Date.now() - t0;
+  assert.equal(await page.locator("#context-chart").getAttribute("data-points"), "10000");
+  // Sweep the cursor across the chart: every move redraws the cursor and
+  // the tooltip; the page's own clock measures the work per move.
+  const box = await page.locator("#context-chart .u-over").boundingBox();
+  const perMove = await page.evaluate(async ({ x, y, w }) => {
+    const over = document.querySelector("#context-chart .u-over");
+    const moves = 200;
+    const t = performance.now();
+    for (let i = 0; i < moves; i++) {
+      over.dispatchEvent(new MouseEvent("mousemove", { clientX: x + (w * i) / moves, clientY: y, bubbles: true }));
+      await new Promise((r) => requestAnimationFrame(r));
+    }
+    return (performance.now() - t) / moves;
+  }, { x: box.x + 2, y: box.y + box.height / 2, w: box.width - 4 });
+  console.log(`10,000 points: view ready in ${loadMs} ms, ${perMove.toFixed(1)} ms per cursor move (frame included)`);
+  assert.ok(loadMs < 5_000, `the 10,000-point view took ${loadMs} ms`);
+  // A frame is ~16.7 ms when the cursor's work fits in it; allow headless jitter.
+  assert.ok(perMove < 40, `${perMove.toFixed(1)} ms per cursor move`);
+  await page.screenshot({ path: join(OUT, "e2e-10k.png") });
 });
 
 // Real session data lives beside the project (../shared/data), never in it.

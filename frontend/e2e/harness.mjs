@@ -51,6 +51,34 @@ export class Harness {
     return out;
   }
 
+  /** Records n requests, `concurrency` at a time (for the 10,000-point chart). */
+  async recordMany(n, concurrency = 32) {
+    const start = Date.now() - n * 5_000;
+    let next = 1;
+    const worker = async () => {
+      for (;;) {
+        const i = next++;
+        if (i > n) return;
+        // A saw-tooth between 20k and the threshold: a busy line to draw.
+        const context = Math.round(20_000 + ((THRESHOLD - 30_000) * ((i * 37) % 1000)) / 1000);
+        const res = await this.call("POST", `/v1/sessions/${encodeURIComponent(this.session)}/requests`, {
+          requestId: `${this.session}-r${i}`,
+          harness: this.harness,
+          profile: this.profile,
+          provider: "deepseek",
+          model: "deepseek-flash",
+          turn: String(i),
+          at: new Date(start + i * 5_000).toISOString(),
+          contextWindow: WINDOW,
+          thresholdTokens: THRESHOLD,
+          usage: { inputTokens: 1200, cacheReadTokens: context - 1200, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 900 },
+        });
+        if (res.status !== 201) throw new Error(`record ${i}: ${res.status} ${JSON.stringify(res.body)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  }
+
   /**
    * The surface of the last request: 100 units of 8,500 tokens after the
    * envelope, 863k in all — over the threshold by more than the plan's two

@@ -64,7 +64,10 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
       return true;
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) {
-        root.replaceChildren(el("h1", {}, "No such session"), el("p", {}, `Session ${id} is not stored (deleted?). `, el("a", { href: "#/sessions" }, "All sessions")));
+        root.replaceChildren(
+          el("h1", {}, "No such session"),
+          el("p", {}, `Session ${id} has no stored requests (yet, or any more). It opens here as soon as one is recorded. `, el("a", { href: "#/sessions" }, "All sessions")),
+        );
       } else root.replaceChildren(el("p", { class: "error" }, "Could not load the session: " + errorText(e)));
       return false;
     }
@@ -170,7 +173,19 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
     }
   };
 
-  if (!(await load()) || !scope.alive) return;
+  if (!(await load())) {
+    // A session announced before its first request (e.g. a simulation just
+    // started) appears as soon as a request lands.
+    if (!scope.alive) return;
+    const waitFor = ctx.bus.on("request.recorded", (ev) => {
+      if (ev.session !== id) return;
+      waitFor();
+      void sessionView(id)(root, ctx, scope);
+    });
+    scope.add(waitFor);
+    return;
+  }
+  if (!scope.alive) return;
   await render();
 
   // Live: new requests extend chart 1 at once; anything structural (a new
