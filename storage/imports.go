@@ -437,6 +437,16 @@ func (it *importTx) fold(r Rewrite) error {
 	if exists {
 		return nil
 	}
+	// A compaction that was asked about through the API (Claude Code's
+	// PreCompact hook) already has its rewrite: the import completes that
+	// row instead of adding a second fold for one compaction.
+	if linked, err := it.linkTwin(r); err != nil || linked {
+		if linked {
+			t.awaiting, t.touched, t.link = true, true, true
+			it.stats.Folds++
+		}
+		return err
+	}
 	r.Seq = t.base + t.inserted
 	r.Source = "import"
 	r.Status = StatusDecided
@@ -459,6 +469,33 @@ func (it *importTx) fold(r Rewrite) error {
 	t.link = true
 	it.stats.Folds++
 	return nil
+}
+
+// twinWindow is how long before its boundary line a compaction may have
+// been asked about: the ask precedes the summary call, which takes a while.
+const twinWindow = 15 * time.Minute
+
+// linkTwin finds the API rewrite of the same compaction — same session and
+// kind, allowed, asked within twinWindow before the boundary, not linked to
+// an import yet — and marks it as this file's fold: it landed (applied), and
+// the boundary's preTokens are the real ones.
+func (it *importTx) linkTwin(r Rewrite) (bool, error) {
+	var id string
+	err := it.q.QueryRowContext(it.ctx, `SELECT id FROM rewrites
+		WHERE session_id = ? AND source = 'api' AND decision = 'allow' AND import_key IS NULL AND kind = ? AND at BETWEEN ? AND ?
+		ORDER BY at DESC LIMIT 1`,
+		r.Session.ID, r.Kind, r.At.Add(-twinWindow).UnixMilli(), r.At.Add(time.Minute).UnixMilli()).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("looking for the asked rewrite of fold %s: %w", r.ID, err)
+	}
+	if _, err := it.q.ExecContext(it.ctx, `UPDATE rewrites SET import_key = ?, applied = 1, outcome_error = '', landed_at = ?,
+		pre_tokens = CASE WHEN ? > 0 THEN ? ELSE pre_tokens END WHERE id = ?`, it.key, r.At.UnixMilli(), r.PreTokens, r.PreTokens, id); err != nil {
+		return false, fmt.Errorf("linking fold %s to rewrite %s: %w", r.ID, id, err)
+	}
+	return true, nil
 }
 
 // flush adds the pass's totals to its sessions and links summary calls.
@@ -514,8 +551,8 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 		sc        SummaryCall
 		cost      float64
 	}
-	rows, err := query(ctx, q, `SELECT id, at, kind, actual_seq, summary_input, summary_cache_read, summary_cache_write, summary_output, summary_cost_usd, cost_usd
-		FROM rewrites WHERE session_id = ? AND source = 'import' ORDER BY at, seq, id`, session)
+	rows, err := query(ctx, q, `SELECT id, COALESCE(landed_at, at) AS landed, kind, actual_seq, summary_input, summary_cache_read, summary_cache_write, summary_output, summary_cost_usd, cost_usd
+		FROM rewrites WHERE session_id = ? AND (source = 'import' OR import_key IS NOT NULL) ORDER BY landed, seq, id`, session)
 	if err != nil {
 		return fmt.Errorf("reading folds of %q: %w", session, err)
 	}
@@ -633,11 +670,15 @@ func (it *importTx) restart() error {
 		return fmt.Errorf("removing the file's requests: %w", err)
 	}
 	n, _ := res.RowsAffected()
-	res, err = it.q.ExecContext(it.ctx, "DELETE FROM rewrites WHERE import_key = ?", it.key)
+	res, err = it.q.ExecContext(it.ctx, "DELETE FROM rewrites WHERE import_key = ? AND source = 'import'", it.key)
 	if err != nil {
 		return fmt.Errorf("removing the file's folds: %w", err)
 	}
 	m, _ := res.RowsAffected()
+	// Rewrites asked through the API stay; they only lose their link.
+	if _, err := it.q.ExecContext(it.ctx, "UPDATE rewrites SET import_key = NULL, landed_at = NULL WHERE import_key = ?", it.key); err != nil {
+		return fmt.Errorf("unlinking the file's asked rewrites: %w", err)
+	}
 	it.stats.Removed = int(n + m)
 	for _, s := range sessions {
 		if err := renumberSessionTx(it.ctx, it.q, it.tx, s); err != nil {

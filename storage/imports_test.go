@@ -335,3 +335,38 @@ func BenchmarkStoreImport(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// A compaction asked about through the API and later imported from its
+// transcript is one fold: the import completes the asked rewrite.
+func TestImportCompletesTheRewriteAskedAboutInsteadOfAddingATwin(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	pred := int64(9000)
+	if _, err := db.CreateRewrite(ctx, Rewrite{ID: "r_api", Session: SessionMeta{ID: "cc:1"}, At: at(6), Kind: "summary", Trigger: "auto",
+		Source: "api", Status: StatusDecided, Decision: "allow", Reason: "user", PredictedCold: &pred, PreTokens: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	storePasses(t, db, "/logs/cc1.jsonl", sampleItems())
+	folds := dump(t, db, `SELECT id, source, pre_tokens, applied, actual_cold IS NOT NULL AS has_actual, summary_output, import_key IS NOT NULL AS linked FROM rewrites ORDER BY at`)
+	if len(folds) != 2 || !strings.HasPrefix(folds[0], "id=r_api source=api pre_tokens=6100 applied=1 has_actual=1 summary_output=1200 linked=1") ||
+		!strings.HasPrefix(folds[1], "id=r_imp_2 source=import") {
+		t.Fatalf("folds:\n%s", strings.Join(folds, "\n"))
+	}
+	// A rewritten file unlinks the asked rewrite but never deletes it.
+	b := batch("/logs/cc1.jsonl", ImportState{Path: "/logs/cc1.jsonl"}, 50, nil)
+	b.Restart = true
+	b.To.HeadHash = "4:ffff"
+	st, _, err := db.ImportStateOf(ctx, "/logs/cc1.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.From = st
+	if _, err := db.StoreImport(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	left := dump(t, db, `SELECT id, import_key IS NULL AS unlinked FROM rewrites`)
+	if len(left) != 1 || left[0] != "id=r_api unlinked=1 " {
+		t.Fatalf("after a restart: %v", left)
+	}
+}
