@@ -565,3 +565,25 @@ func deadPID(t *testing.T) int {
 	}
 	return cmd.Process.Pid
 }
+
+// TestDoctorNeverLaunchesABus: with no session bus, doctor reports it and
+// does not autolaunch one (dbus-launch would leave a daemon running).
+func TestDoctorNeverLaunchesABus(t *testing.T) {
+	w := newDoctorWorld(t)
+	bin := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "launched")
+	fake := "#!/bin/sh\ntouch " + shellQuote(marker) + "\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "dbus-launch"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	os.Unsetenv("DBUS_SESSION_BUS_ADDRESS")
+	t.Setenv("DISPLAY", ":4242")
+	rep := w.run(t)
+	if c := check(t, rep, "tray"); c.Status != DoctorWarn || !strings.Contains(c.Detail, "no session D-Bus") {
+		t.Errorf("tray: %+v", c)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("doctor ran dbus-launch")
+	}
+}
