@@ -14,7 +14,6 @@ import type {
   ProfileValue,
   ProfilesResponse,
   RewriteDecision,
-  PendingRewrite,
   Scope,
   Series,
   Session,
@@ -78,21 +77,6 @@ export class Api {
 
   answer(rewrite: string, choice: AnswerChoice): Promise<RewriteDecision> {
     return this.guard(this.transport.post<RewriteDecision>(`/v1/rewrites/${q(rewrite)}/answer`, { choice }));
-  }
-
-  /**
-   * Questions already pending when this UI connected. Not in the v1 table
-   * yet: a server without it answers 404/405 and the UI relies on events.
-   */
-  async pendingRewrites(): Promise<PendingRewrite[]> {
-    try {
-      const res = await this.transport.get<{ pending?: PendingRewrite[] }>("/v1/rewrites?status=pending");
-      return Array.isArray(res?.pending) ? res.pending : [];
-    } catch (e) {
-      if (e instanceof ApiError && (e.status === 404 || e.status === 405)) return [];
-      if (e instanceof ApiError && e.status === 401) this.onUnauthorized();
-      throw e;
-    }
   }
 
   profiles(): Promise<ProfilesResponse> {

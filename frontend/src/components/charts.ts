@@ -30,6 +30,8 @@ export const COLORS = {
   stacks: ["#8fb3f0", "#2458d6", "#0f8a7a", "#d98a00"],
 } as const;
 
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000, 20_000, 25_000, 50_000, 100_000];
+
 export interface ChartHandle {
   destroy(): void;
 }
@@ -178,9 +180,14 @@ export function contextChart(box: HTMLElement, initial: ContextChartData, points
     height,
     legend: { show: false },
     cursor: { y: false, points: { size: 6 } },
-    scales: { x: { time: false }, y: { range: (_u, _min, max) => [0, Math.max(max, data.contextWindow || 0) * 1.04] } },
+    scales: {
+      // A lone point still gets an axis around it.
+      x: { time: false, range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) },
+      y: { range: (_u, _min, max) => [0, Math.max(max, data.contextWindow || 0) * 1.04] },
+    },
     axes: [
-      { label: "request", values: (_u, splits) => splits.map((v) => formatInt(v)), grid: { stroke: "#eceff4" } },
+      // Requests are whole: whole-number steps only, so no tick reads "0, 0, 1, 1".
+      { label: "request", incrs: WHOLE_STEPS, values: (_u, splits) => splits.map((v) => formatInt(v)), grid: { stroke: "#eceff4" } },
       tokenAxis("context tokens"),
     ],
     series: [

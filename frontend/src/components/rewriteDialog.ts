@@ -47,19 +47,10 @@ export class RewriteDialogs {
   ) {
     bus.on("rewrite.pending", (p) => this.add(p));
     bus.on("rewrite.decided", (d) => this.decided(d));
-    bus.onConnection((up) => {
-      if (up) void this.catchUp();
-    });
+    // Questions asked before this page connected need no fetch: the guard
+    // replays every pending question to a new SSE subscriber and to the
+    // window when it attaches.
     document.addEventListener("keydown", (ev) => this.onKey(ev));
-  }
-
-  /** Questions asked before this page connected. */
-  async catchUp(): Promise<void> {
-    try {
-      for (const p of await this.api.pendingRewrites()) this.add(p);
-    } catch {
-      // events will bring new questions; an old one times out on its own
-    }
   }
 
   get size(): number {

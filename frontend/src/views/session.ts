@@ -9,11 +9,22 @@ import { dataTable, type Column } from "../components/table";
 import type { View } from "../context";
 import { formatDateTime, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
 import { appendRecorded, coldChartData, contextChartData, type ContextChartData } from "../model/chartData";
-import type { Fold, Series, SeriesPoint } from "../model/types";
+import type { Fold, Series, SeriesPoint, Session } from "../model/types";
 import { ApiError } from "../transport";
 
 function stat(label: string, value: string, title?: string): HTMLElement {
   return el("div", { class: "card stat", title }, el("div", { class: "stat-value" }, value), el("div", { class: "stat-label" }, label));
+}
+
+function stats(s: Session, declined: number): HTMLElement[] {
+  return [
+    stat("requests", formatInt(s.requests)),
+    stat("spent", formatUSD(s.costUSD)),
+    stat("cache hit rate", formatPercent(s.hitRate)),
+    stat("context now", s.lastContextTokens ? formatTokens(s.lastContextTokens) : "—", s.lastContextTokens ? formatInt(s.lastContextTokens) + " tokens" : undefined),
+    stat("folds", formatInt(s.folds)),
+    stat("declined", formatInt(declined)),
+  ];
 }
 
 const foldColumns: Column<Fold, string>[] = [
@@ -52,6 +63,7 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
   let chart2: ChartHandle | null = null;
   let data: ContextChartData;
   let points: SeriesPoint[] = [];
+  let statsBox: HTMLElement | null = null;
   scope.add(() => {
     chart1?.destroy();
     chart2?.destroy();
@@ -106,20 +118,12 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
       },
       { class: "danger" },
     );
+    statsBox = el("div", { class: "stats", id: "session-stats" }, ...stats(s, declined));
     root.replaceChildren(
       el("p", { class: "crumbs" }, el("a", { href: "#/sessions" }, "Sessions"), " / "),
       el("h1", { title: s.id }, s.title || s.id),
       el("p", { class: "muted" }, [s.harness, s.profile, s.model].filter(Boolean).join(" · "), s.pricedByDefault ? el("span", { class: "badge warn" }, "priced by default") : null),
-      el(
-        "div",
-        { class: "stats" },
-        stat("requests", formatInt(s.requests)),
-        stat("spent", formatUSD(s.costUSD)),
-        stat("cache hit rate", formatPercent(s.hitRate)),
-        stat("context now", s.lastContextTokens ? formatTokens(s.lastContextTokens) : "—", s.lastContextTokens ? formatInt(s.lastContextTokens) + " tokens" : undefined),
-        stat("folds", formatInt(s.folds)),
-        stat("declined", formatInt(declined)),
-      ),
+      statsBox,
       el(
         "section",
         { class: "card" },
@@ -194,9 +198,20 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
     if ((await load()) && scope.alive) await render();
   }, 2000);
   scope.add(reload.cancel);
+  // The figures above the charts follow along from the light session read.
+  const refreshStats = throttle(async () => {
+    try {
+      const s = await ctx.api.session(id);
+      if (scope.alive && statsBox) statsBox.replaceChildren(...stats(s, series.folds.filter((f) => f.decision === "decline").length));
+    } catch {
+      // the next reload says what happened
+    }
+  }, 2000);
+  scope.add(refreshStats.cancel);
   scope.add(
     ctx.bus.on("request.recorded", (ev) => {
       if (ev.session !== id) return;
+      refreshStats();
       const next = chart1 ? appendRecorded(data, ev) : null;
       if (next && chart1) {
         data = next;
