@@ -85,6 +85,7 @@ test("200 recorded requests: the session appears live and chart 1 draws with the
   const row = page.locator(`#sessions-table tr[data-row="${harness.session}"]`);
   await row.waitFor({ timeout: 15_000 });
   await waitFor(async () => /\b200\b/.test(await row.innerText()), "the row to show 200 requests");
+  assert.equal(await page.getByText("Load more").isVisible(), false, "one session: nothing more to load");
   await page.screenshot({ path: join(OUT, "e2e-sessions.png") });
 
   await row.locator("a").first().click();
