@@ -56,6 +56,10 @@ type Service struct {
 	raiseMu  sync.Mutex
 
 	simRunning atomic.Bool
+	// background is cancelled by Close: work the service started on its
+	// own (a simulated session) stops with it.
+	background context.Context
+	stopWork   context.CancelFunc
 }
 
 // AlreadyRunningError says another tollgate owns this home.
@@ -122,6 +126,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		settings: NewSettings(cfg),
 		serveErr: make(chan error, 1),
 	}
+	s.background, s.stopWork = context.WithCancel(context.Background())
 	srv, err := guard.NewServer(ctx, guard.Options{
 		Version:      opts.Version,
 		Assets:       opts.Assets,
@@ -241,6 +246,7 @@ func (s *Service) reprice(ctx context.Context, session string) (int64, int64, er
 
 // Close stops the listener, removes api.json and closes the database.
 func (s *Service) Close(ctx context.Context) error {
+	s.stopWork()
 	RemoveAPIInfo(s.Home, os.Getpid())
 	s.Server.Close()
 	err := s.http.Shutdown(ctx)

@@ -501,7 +501,7 @@ func (s *Service) handleSimulate(w http.ResponseWriter, r *http.Request) {
 	}
 	go func() {
 		defer s.simRunning.Store(false)
-		ctx := context.Background()
+		ctx := s.background
 		c := client.New(client.Endpoint{URL: s.URL, Token: s.Token()}, s.log)
 		if err := c.Register(ctx, client.Engine{Harness: "simulate", Profile: profile}); err != nil {
 			s.log.Error("simulation: registering", "err", err)
@@ -514,6 +514,10 @@ func (s *Service) handleSimulate(w http.ResponseWriter, r *http.Request) {
 				mode = ModeAuto
 			}
 			rep, err := RunSimulation(ctx, c, SimOptions{Window: window, Steps: steps, Order: order, Mode: mode, Profile: profile, Model: model, Session: sessions[i]})
+			if ctx.Err() != nil {
+				s.log.Info("simulation stopped: tollgate is closing", "session", sessions[i])
+				return
+			}
 			if err != nil {
 				s.log.Error("simulation failed", "session", sessions[i], "err", err)
 				return

@@ -293,6 +293,11 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 		harness = e.Harness
 		profile = cmpOr(profile, e.Profile)
 	}
+	// What the session already knows (from recorded requests) fills the
+	// gaps: the dialog names the harness, the price table needs the model.
+	known, _ := s.store.SessionMeta(ctx, session)
+	harness = cmpOr(harness, known.Harness)
+	profile = cmpOr(profile, known.Profile)
 	mode, _ := s.effectiveMode(session, profile)
 	rec := api.RewriteRecord{
 		ID:      newID("r_"),
@@ -311,7 +316,7 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 		return s.settle(ctx, rec, nil, req.Plan, api.Allow, api.ReasonOff, ""), nil
 	}
 
-	quote, err := s.quote(ctx, session, req, profile, now)
+	quote, err := s.quote(req, profile, known, now)
 	if err != nil {
 		// A guard fault never blocks the engine.
 		s.log.Error("pricing a rewrite failed; allowing it", "session", session, "err", err)
@@ -385,7 +390,7 @@ func (s *Server) settle(ctx context.Context, rec api.RewriteRecord, quote *prici
 	return d
 }
 
-func (s *Server) quote(ctx context.Context, session string, req *api.RewriteRequest, profile string, at time.Time) (q *pricing.Quote, err error) {
+func (s *Server) quote(req *api.RewriteRequest, profile string, known api.SessionMeta, at time.Time) (q *pricing.Quote, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a pricing bug must not take the gate down
 			q, err = nil, fmt.Errorf("internal error: %v", p)
@@ -393,12 +398,7 @@ func (s *Server) quote(ctx context.Context, session string, req *api.RewriteRequ
 	}()
 	// The rewrite names a profile; the session knows the provider and model
 	// its requests went to, for the built-in price table.
-	var provider, modelName string
-	if sess, err := s.store.SessionMeta(ctx, session); err == nil {
-		provider, modelName = sess.Provider, sess.Model
-		profile = cmpOr(profile, sess.Profile)
-	}
-	model, err := s.pricer.CacheModel(profile, provider, modelName)
+	model, err := s.pricer.CacheModel(profile, known.Provider, known.Model)
 	if err != nil {
 		return nil, err
 	}

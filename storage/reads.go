@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -170,6 +171,17 @@ func FoldOf(r Rewrite) api.Fold {
 		Rewrite: r.ID, Seq: r.Seq, At: r.At, Kind: r.Kind, Trigger: r.Trigger, PreTokens: r.PreTokens,
 		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason,
 		Mode: r.Mode, Order: r.Order, Applied: r.Applied, CostUSD: r.CostUSD, Source: r.Source, Turn: r.Turn,
+	}
+	if r.Quote != "" && r.Quote != "null" {
+		// The quote's top level is the chosen (recommended) order.
+		var q struct {
+			Prune struct {
+				Count int `json:"count"`
+			} `json:"prune"`
+		}
+		if json.Unmarshal([]byte(r.Quote), &q) == nil {
+			f.PruneCount = q.Prune.Count
+		}
 	}
 	if r.SummaryCall != nil {
 		sc := r.SummaryCall

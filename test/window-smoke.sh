@@ -48,7 +48,13 @@ done
 TITLE=$(xdotool getwindowname "$WID")
 [ "$TITLE" = "tollgate" ] || { echo "FAIL: window title '$TITLE'"; exit 1; }
 
-# Give WebKit time to render the page and the first API answer.
+# Data for the dashboard: the scripted session, through the live API (the
+# simulate command finds this tollgate by its api.json), in auto mode.
+"$BIN" simulate --home "$HOME_DIR" --window 128k --steps 60 --mode auto >"$OUT/window-simulate.log" 2>&1 \
+  || { echo "FAIL: simulate against the window's tollgate"; cat "$OUT/window-simulate.log"; exit 1; }
+grep -q "summarizing first cuts" "$OUT/window-simulate.log" || { echo "FAIL: simulate printed no comparison"; exit 1; }
+
+# Give WebKit time to render the page and the live updates.
 sleep "${SETTLE:-6}"
 SHOT="$OUT/window-smoke.png"
 import -window root "$SHOT"

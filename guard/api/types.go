@@ -94,6 +94,9 @@ type Fold struct {
 	CostUSD             float64      `json:"costUSD"`
 	Source              string       `json:"source"`
 	Turn                string       `json:"turn,omitempty"`
+	// PruneCount is how many units the chosen order pruned (0 for a
+	// summary-only fold, or where the log does not say).
+	PruneCount int `json:"pruneCount"`
 }
 
 // Series is GET /v1/sessions/{id}/series.
