@@ -73,4 +73,23 @@ grep -q "already running" "$OUT/second.log" || { echo "FAIL: second start did no
 kill -TERM "$APP"
 for _ in $(seq 100); do kill -0 "$APP" 2>/dev/null || break; sleep 0.1; done
 if [ -e "$HOME_DIR/api.json" ]; then echo "FAIL: api.json left after a clean exit"; exit 1; fi
+# An invalid config value stops start-up with a message naming the key and
+# the value — on stderr and in a window, for users who launched from a menu.
+BAD_HOME=$(mktemp -d)
+printf 'mode: sometimes\n' >"$BAD_HOME/config.yaml"
+"$BIN" --home "$BAD_HOME" >"$OUT/bad-config.log" 2>&1 &
+BAD=$!
+pids+=($BAD)
+BWID=""
+for _ in $(seq 100); do
+  BWID=$(xdotool search --name '^tollgate$' 2>/dev/null | head -1 || true)
+  [ -n "$BWID" ] && break
+  sleep 0.2
+done
+[ -n "$BWID" ] || { echo "FAIL: no error window for an invalid config"; cat "$OUT/bad-config.log"; exit 1; }
+grep -q 'mode: sometimes: want ask, auto or off' "$OUT/bad-config.log" || { echo "FAIL: the error does not name key and value"; cat "$OUT/bad-config.log"; exit 1; }
+sleep 2
+import -window root "$OUT/window-bad-config.png"
+kill "$BAD" 2>/dev/null || true
+rm -rf "$BAD_HOME"
 echo "window smoke: ok"
