@@ -387,18 +387,11 @@ func x11Socket(display string) (string, bool) {
 // busName reports whether name has an owner on the session bus (or, with
 // activatable, could be started by it).
 func (d *doctor) busName(ctx context.Context, name string, activatable bool) (bool, error) {
-	// Never autolaunch a bus (dbus-launch would leave a daemon behind).
-	conn, err := dbus.SessionBusPrivateNoAutoStartup(dbus.WithContext(ctx))
+	conn, err := sessionBus(dbus.WithContext(ctx))
 	if err != nil {
-		return false, fmt.Errorf("no session D-Bus: %w", err)
+		return false, err
 	}
 	defer conn.Close()
-	if err := conn.Auth(nil); err != nil {
-		return false, fmt.Errorf("no session D-Bus: %w", err)
-	}
-	if err := conn.Hello(); err != nil {
-		return false, fmt.Errorf("no session D-Bus: %w", err)
-	}
 	cctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	var has bool

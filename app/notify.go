@@ -51,7 +51,7 @@ func NewDBusNotifier(log *slog.Logger, onClick func()) *DBusNotifier {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &DBusNotifier{log: log, onClick: onClick, connect: func() (*dbus.Conn, error) { return dbus.ConnectSessionBus() }}
+	return &DBusNotifier{log: log, onClick: onClick, connect: func() (*dbus.Conn, error) { return sessionBus() }}
 }
 
 // Notify shows (or replaces) the bubble. Where there is no session bus or

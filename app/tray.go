@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"fyne.io/systray"
-	"github.com/godbus/dbus/v5"
 )
 
 // TrayState is what the tray icon shows: the pill's state for the global
@@ -202,9 +201,9 @@ func segDist(x, y, ax, ay, bx, by float64) float64 {
 // runs on the session bus. Without one, systray would export an item that
 // nothing ever shows.
 func trayHostPresent() (bool, error) {
-	conn, err := dbus.ConnectSessionBus()
+	conn, err := sessionBus()
 	if err != nil {
-		return false, fmt.Errorf("session bus: %w", err)
+		return false, err
 	}
 	defer conn.Close()
 	var has bool
