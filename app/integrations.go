@@ -115,9 +115,10 @@ func readIntegrationMarker(home, name string) (integrationMarker, error) {
 
 // ---- Claude Code ----
 
-// claudeConfigDir is $CLAUDE_CONFIG_DIR, else ~/.claude.
-func claudeConfigDir(getenv func(string) string) (string, error) {
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+// harnessDir is a harness's own folder: $envVar when set, else ~/dotDir
+// ($HOME as the harness itself would read it).
+func harnessDir(getenv func(string) string, envVar, dotDir string) (string, error) {
+	if d := getenv(envVar); d != "" {
 		return d, nil
 	}
 	home := getenv("HOME")
@@ -128,7 +129,12 @@ func claudeConfigDir(getenv func(string) string) (string, error) {
 		}
 		home = h
 	}
-	return filepath.Join(home, ".claude"), nil
+	return filepath.Join(home, dotDir), nil
+}
+
+// claudeConfigDir is $CLAUDE_CONFIG_DIR, else ~/.claude.
+func claudeConfigDir(getenv func(string) string) (string, error) {
+	return harnessDir(getenv, "CLAUDE_CONFIG_DIR", ".claude")
 }
 
 func claudeCodeIntegration(env integrationEnv) guard.Integration {
@@ -208,18 +214,7 @@ func sameFile(a, b string) bool {
 
 // reasonixHome is $REASONIX_HOME, else ~/.reasonix.
 func reasonixHome(getenv func(string) string) (string, error) {
-	if d := getenv("REASONIX_HOME"); d != "" {
-		return d, nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		home = h
-	}
-	return filepath.Join(home, ".reasonix"), nil
+	return harnessDir(getenv, "REASONIX_HOME", ".reasonix")
 }
 
 func reasonixIntegration(env integrationEnv) guard.Integration {
