@@ -71,14 +71,10 @@ func (db *DB) RecordRequests(ctx context.Context, rs []Request) ([]StoredRequest
 	return out, nil
 }
 
-// upsertSessionTx creates the session on first sight and refreshes what the
-// caller knows. lastAt only moves forward.
-func upsertSessionTx(ctx context.Context, tx querier, m SessionMeta, at time.Time) error {
-	ms := at.UnixMilli()
-	_, err := tx.ExecContext(ctx, `
-INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(id) DO UPDATE SET
+// sessionMetaUpdate is how a known session takes what a new row says of it:
+// the first harness, profile, provider and model stay; a title, window or
+// threshold given replaces the old one; the time span only widens.
+const sessionMetaUpdate = `
   harness          = CASE WHEN sessions.harness  = '' THEN excluded.harness  ELSE sessions.harness  END,
   profile          = CASE WHEN sessions.profile  = '' THEN excluded.profile  ELSE sessions.profile  END,
   provider         = CASE WHEN sessions.provider = '' THEN excluded.provider ELSE sessions.provider END,
@@ -87,7 +83,16 @@ ON CONFLICT(id) DO UPDATE SET
   context_window   = CASE WHEN excluded.context_window   > 0 THEN excluded.context_window   ELSE sessions.context_window   END,
   threshold_tokens = CASE WHEN excluded.threshold_tokens > 0 THEN excluded.threshold_tokens ELSE sessions.threshold_tokens END,
   started_at       = MIN(sessions.started_at, excluded.started_at),
-  last_at          = MAX(sessions.last_at, excluded.last_at)`,
+  last_at          = MAX(sessions.last_at, excluded.last_at)`
+
+// upsertSessionTx creates the session on first sight and refreshes what the
+// caller knows. lastAt only moves forward.
+func upsertSessionTx(ctx context.Context, tx querier, m SessionMeta, at time.Time) error {
+	ms := at.UnixMilli()
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET `+sessionMetaUpdate,
 		m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms)
 	if err != nil {
 		return fmt.Errorf("saving session %q: %w", m.ID, err)
@@ -147,16 +152,7 @@ func recordRequestTx(ctx context.Context, tx querier, r Request) (StoredRequest,
 INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at,
   requests, input, cache_read, cache_write, cache_write_1h, output, cost_usd, last_context, priced_by_default)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?)
-ON CONFLICT(id) DO UPDATE SET
-  harness          = CASE WHEN sessions.harness  = '' THEN excluded.harness  ELSE sessions.harness  END,
-  profile          = CASE WHEN sessions.profile  = '' THEN excluded.profile  ELSE sessions.profile  END,
-  provider         = CASE WHEN sessions.provider = '' THEN excluded.provider ELSE sessions.provider END,
-  model            = CASE WHEN sessions.model    = '' THEN excluded.model    ELSE sessions.model    END,
-  title            = CASE WHEN excluded.title    = '' THEN sessions.title    ELSE excluded.title    END,
-  context_window   = CASE WHEN excluded.context_window   > 0 THEN excluded.context_window   ELSE sessions.context_window   END,
-  threshold_tokens = CASE WHEN excluded.threshold_tokens > 0 THEN excluded.threshold_tokens ELSE sessions.threshold_tokens END,
-  started_at       = MIN(sessions.started_at, excluded.started_at),
-  last_at          = MAX(sessions.last_at, excluded.last_at),
+ON CONFLICT(id) DO UPDATE SET `+sessionMetaUpdate+`,
   requests         = sessions.requests + 1,
   input            = sessions.input + excluded.input,
   cache_read       = sessions.cache_read + excluded.cache_read,
