@@ -22,13 +22,60 @@ type PricedUsage struct {
 // built-in table by provider and model, else the default profile (flagged);
 // at the price window its time falls in.
 func (s *Settings) PriceUsage(profile, provider, model string, at time.Time, u pricing.Usage) (PricedUsage, error) {
-	m, by, err := s.ResolveModel(profile, provider, model)
-	if err != nil {
-		return PricedUsage{}, err
+	r := s.resolved(profile, provider, model)
+	if r.err != nil {
+		return PricedUsage{}, r.err
 	}
-	prices, offPeak := m.PricesAt(at)
-	b, _ := json.Marshal(prices)
-	return PricedUsage{Cost: prices.Cost(u), Prices: string(b), PricedBy: by, OffPeak: offPeak}, nil
+	prices, offPeak := r.model.PricesAt(at)
+	text := r.peakJSON
+	if offPeak || prices != r.model.Prices {
+		b, _ := json.Marshal(prices)
+		text = string(b)
+	}
+	return PricedUsage{Cost: prices.Cost(u), Prices: text, PricedBy: r.by, OffPeak: offPeak}, nil
+}
+
+// resolvedModel is one lookup's outcome, kept until the profiles change:
+// every recorded request is priced, and resolving walks the config and the
+// built-in table.
+type resolvedModel struct {
+	model    pricing.CacheModel
+	by       PricedBy
+	err      error
+	peakJSON string // the model's own prices as JSON
+}
+
+func (s *Settings) resolved(profile, provider, model string) resolvedModel {
+	key := profile + "\x00" + provider + "\x00" + model
+	s.cacheMu.Lock()
+	r, ok := s.cache[key]
+	gen := s.cacheGen
+	s.cacheMu.Unlock()
+	if ok {
+		return r
+	}
+	r.model, r.by, r.err = s.ResolveModel(profile, provider, model)
+	b, _ := json.Marshal(r.model.Prices)
+	r.peakJSON = string(b)
+	s.cacheMu.Lock()
+	// A profile edit while we resolved makes this answer stale: use it
+	// once, keep it not.
+	if gen == s.cacheGen {
+		if s.cache == nil || len(s.cache) > 4096 { // many distinct names: start over
+			s.cache = map[string]resolvedModel{}
+		}
+		s.cache[key] = r
+	}
+	s.cacheMu.Unlock()
+	return r
+}
+
+// forgetResolved drops cached lookups after a profile changed.
+func (s *Settings) forgetResolved() {
+	s.cacheMu.Lock()
+	s.cache = nil
+	s.cacheGen++
+	s.cacheMu.Unlock()
 }
 
 // StorageUsage converts the pricing package's usage to storage's token counts.

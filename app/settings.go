@@ -15,6 +15,10 @@ import (
 type Settings struct {
 	mu  sync.RWMutex
 	cfg *Config
+
+	cacheMu  sync.Mutex
+	cache    map[string]resolvedModel
+	cacheGen uint64
 }
 
 // NewSettings wraps a loaded configuration.
@@ -166,5 +170,6 @@ func (s *Settings) SetProfileKeys(profile string, keys map[string]any) error {
 		}
 	}
 	s.cfg.Profiles[name] = next
+	s.forgetResolved()
 	return nil
 }
