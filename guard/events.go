@@ -47,6 +47,12 @@ func newHub(log *slog.Logger) *hub {
 }
 
 func (h *hub) publish(name string, data any) {
+	h.mu.Lock()
+	nobody := len(h.subs) == 0 && len(h.windows) == 0
+	h.mu.Unlock()
+	if nobody { // nobody listens: skip encoding (the recording hot path)
+		return
+	}
 	b, err := json.Marshal(data)
 	if err != nil {
 		h.log.Error("encoding event", "event", name, "err", err)

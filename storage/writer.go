@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // groupWriter commits concurrent small writes together. SQLite has one
@@ -35,6 +36,9 @@ type writeJob struct {
 }
 
 const maxGroup = 256
+
+// lingerForCompany is how long a group of several writes waits for more.
+const lingerForCompany = 200 * time.Microsecond
 
 func newGroupWriter(db *DB) *groupWriter {
 	w := &groupWriter{db: db, jobs: make(chan *writeJob, 1024), done: make(chan struct{}), stopped: make(chan struct{})}
@@ -92,6 +96,22 @@ func (w *groupWriter) loop() {
 			default:
 				break drain
 			}
+		}
+		// Under concurrency (more than one job was waiting), company is
+		// likely a moment away: linger briefly so one commit carries more.
+		// A lone write never waits.
+		if len(group) > 1 && len(group) < maxGroup {
+			t := time.NewTimer(lingerForCompany)
+		linger:
+			for len(group) < maxGroup {
+				select {
+				case job := <-w.jobs:
+					group = append(group, job)
+				case <-t.C:
+					break linger
+				}
+			}
+			t.Stop()
 		}
 		w.commit(group)
 	}
