@@ -27,7 +27,7 @@ import (
 
 	"tollgate/build/desktop"
 	"tollgate/guard"
-	"tollgate/storage"
+	"tollgate/storage/sqlite"
 )
 
 // `tollgate doctor` (and GET /v1/doctor, the Integrations page's panel)
@@ -87,7 +87,7 @@ type DoctorOptions struct {
 	Version string
 	// DB is the service's open database (GET /v1/doctor); nil opens the
 	// file read-only.
-	DB *storage.DB
+	DB *sqlite.DB
 	// Self is this binary (default os.Executable()).
 	Self string
 	// LookupLib resolves a shared library soname (default: the ld.so

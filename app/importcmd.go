@@ -24,6 +24,7 @@ import (
 	"tollgate/app/importer"
 	"tollgate/pricing"
 	"tollgate/storage"
+	"tollgate/storage/sqlite"
 )
 
 // ImportSource is one thing to import: a log file or a folder of logs on
@@ -96,7 +97,7 @@ const headSize = 4096
 // version) is stored not at all; the others still are, and the error
 // (errors.Join of each file's, naming file and line) is returned with the
 // result. progress (may be nil) is called from one goroutine at a time.
-func ImportFiles(ctx context.Context, db *storage.DB, settings *Settings, files []ImportSource, progress func(ImportProgress)) (ImportResult, error) {
+func ImportFiles(ctx context.Context, db *sqlite.DB, settings *Settings, files []ImportSource, progress func(ImportProgress)) (ImportResult, error) {
 	var res ImportResult
 	states, err := db.ImportStates(ctx)
 	if err != nil {
@@ -175,9 +176,9 @@ type importJob struct {
 
 type importRun struct {
 	ctx      context.Context
-	db       *storage.DB
+	db       *sqlite.DB
 	settings *Settings
-	states   map[string]storage.ImportState
+	states   map[string]sqlite.ImportState
 
 	filesTotal int
 	bytesTotal atomic.Int64
@@ -230,7 +231,7 @@ func (r *importRun) snapshot() ImportProgress {
 type parsed struct {
 	job    *importJob
 	result ImportFileResult
-	batch  *storage.ImportBatch
+	batch  *sqlite.ImportBatch
 	retry  bool
 }
 
@@ -300,7 +301,7 @@ const (
 	maxGroupRows  = 20000
 )
 
-func (p parsed) items() []storage.ImportItem {
+func (p parsed) items() []sqlite.ImportItem {
 	if p.batch == nil {
 		return nil
 	}
@@ -312,7 +313,7 @@ func (p parsed) items() []storage.ImportItem {
 // on its own.
 func (r *importRun) storeGroup(group []parsed) []ImportFileResult {
 	out := make([]ImportFileResult, len(group))
-	var batches []storage.ImportBatch
+	var batches []sqlite.ImportBatch
 	var idx []int
 	for k, p := range group {
 		out[k] = p.result
@@ -333,7 +334,7 @@ func (r *importRun) storeGroup(group []parsed) []ImportFileResult {
 	}
 	for n, k := range idx {
 		switch {
-		case errors.Is(errs[n], storage.ErrImportStale):
+		case errors.Is(errs[n], sqlite.ErrImportStale):
 			out[k] = r.retry(group[k])
 		case errs[n] != nil:
 			out[k].Err, out[k].Error = errs[n], errs[n].Error()
@@ -364,7 +365,7 @@ func (r *importRun) retry(p parsed) ImportFileResult {
 			return p.result
 		}
 		st, err := r.db.StoreImport(r.ctx, *p.batch)
-		if errors.Is(err, storage.ErrImportStale) {
+		if errors.Is(err, sqlite.ErrImportStale) {
 			continue
 		}
 		if err != nil {
@@ -374,12 +375,12 @@ func (r *importRun) retry(p parsed) ImportFileResult {
 		r.account(&p.result, st)
 		return p.result
 	}
-	p.result.Err = fmt.Errorf("%s: %w (three times in a row)", p.job.path, storage.ErrImportStale)
+	p.result.Err = fmt.Errorf("%s: %w (three times in a row)", p.job.path, sqlite.ErrImportStale)
 	p.result.Error = p.result.Err.Error()
 	return p.result
 }
 
-func (r *importRun) account(res *ImportFileResult, st storage.ImportStats) {
+func (r *importRun) account(res *ImportFileResult, st sqlite.ImportStats) {
 	res.Requests, res.Updated, res.Folds = st.Requests, st.Updated, st.Folds
 	r.requests.Add(int64(st.Requests))
 	r.folds.Add(int64(st.Folds))
@@ -492,7 +493,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	}
 	p.result.Harness = harness
 
-	from := storage.ImportState{Path: key}
+	from := sqlite.ImportState{Path: key}
 	restart := false
 	var state []byte
 	offset := int64(0)
@@ -533,15 +534,15 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		size = offset + res.Consumed
 	}
 	newOffset := offset + res.Consumed
-	to := storage.ImportState{Path: key, Harness: harness, SessionID: res.Session.ID, Size: size, Offset: newOffset,
+	to := sqlite.ImportState{Path: key, Harness: harness, SessionID: res.Session.ID, Size: size, Offset: newOffset,
 		HeadHash: headHash(head, newOffset), State: string(res.State), ImportedAt: time.Now()}
-	batch := &storage.ImportBatch{From: from, Restart: restart, To: to}
+	batch := &sqlite.ImportBatch{From: from, Restart: restart, To: to}
 	if len(res.Records) > 0 && res.Session.ID == "" {
 		return fail(p, fmt.Errorf("%s: no session id in the log (a %s log must start with its %s line)", job.path, harness, sessionLine(harness)))
 	}
 	meta := storage.SessionMeta{ID: res.Session.ID, Harness: res.Session.Harness, Profile: res.Session.Profile, Provider: res.Session.Provider,
 		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens}
-	batch.Items = make([]storage.ImportItem, 0, len(res.Records))
+	batch.Items = make([]sqlite.ImportItem, 0, len(res.Records))
 	var pc priceCache
 	for _, rec := range res.Records {
 		if q := rec.Request; q != nil {
@@ -549,10 +550,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 			if err != nil {
 				return fail(p, fmt.Errorf("%s:%d: pricing: %w", job.path, q.Line, err))
 			}
-			batch.Items = append(batch.Items, storage.ImportItem{Request: sr})
+			batch.Items = append(batch.Items, sqlite.ImportItem{Request: sr})
 		}
 		if f := rec.Fold; f != nil {
-			batch.Items = append(batch.Items, storage.ImportItem{Fold: &storage.Rewrite{
+			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: &storage.Rewrite{
 				ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger, Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan(),
 			}})
 		}
@@ -668,7 +669,7 @@ what the logs gained since. Works whether or not a tollgate is running.
 	settings := NewSettings(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	db, err := storage.Open(ctx, DBPath(home))
+	db, err := sqlite.Open(ctx, DBPath(home))
 	if err != nil {
 		fmt.Fprintln(stdio.Stderr, "tollgate:", err)
 		return 1
@@ -727,7 +728,7 @@ func describeSources(srcs []ImportSource) string {
 // WatchImports imports what the sources gain, every interval, until ctx
 // ends. A file is read again only when its size changed since the last
 // look; each look's result goes to report (which may be nil).
-func WatchImports(ctx context.Context, db *storage.DB, settings *Settings, sources []ImportSource, interval time.Duration, report func(ImportResult, error)) error {
+func WatchImports(ctx context.Context, db *sqlite.DB, settings *Settings, sources []ImportSource, interval time.Duration, report func(ImportResult, error)) error {
 	if interval <= 0 {
 		interval = time.Second
 	}

@@ -20,16 +20,17 @@ import (
 	"tollgate/app/importer/testcorpus"
 	"tollgate/guard/api"
 	"tollgate/storage"
+	"tollgate/storage/sqlite"
 )
 
-func importEnv(t testing.TB) (*storage.DB, *Settings, string) {
+func importEnv(t testing.TB) (*sqlite.DB, *Settings, string) {
 	t.Helper()
 	home := t.TempDir()
 	cfg, err := LoadConfig(home, Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := storage.Open(context.Background(), DBPath(home))
+	db, err := sqlite.Open(context.Background(), DBPath(home))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func smallCorpus(t testing.TB, dir string) string {
 	return filepath.Join(dir, "projects")
 }
 
-func sessionDump(t *testing.T, db *storage.DB) string {
+func sessionDump(t *testing.T, db *sqlite.DB) string {
 	t.Helper()
 	list, err := db.Sessions(context.Background(), 100, "")
 	if err != nil {
@@ -380,7 +381,7 @@ func TestMalformedLineRollsBackTheFileOnly(t *testing.T) {
 	}
 	sid := "claude-code:" + strings.TrimSuffix(filepath.Base(bad), ".jsonl")
 	var rows int
-	db.SQL().QueryRow("SELECT COUNT(*) FROM requests WHERE session_id = ? AND import_key = ?", sid, storage.ImportKey(bad)).Scan(&rows)
+	db.SQL().QueryRow("SELECT COUNT(*) FROM requests WHERE session_id = ? AND import_key = ?", sid, sqlite.ImportKey(bad)).Scan(&rows)
 	if rows != 0 {
 		t.Fatalf("%d rows of the bad file stored", rows)
 	}
@@ -436,7 +437,7 @@ func TestImportUploadsAndDSH(t *testing.T) {
 func TestImportBesideARunningWriter(t *testing.T) {
 	ctx := context.Background()
 	db, settings, home := importEnv(t)
-	live, err := storage.Open(ctx, DBPath(home))
+	live, err := sqlite.Open(ctx, DBPath(home))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,7 +587,7 @@ func BenchmarkImport(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		db, err := storage.Open(ctx, DBPath(home))
+		db, err := sqlite.Open(ctx, DBPath(home))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tollgate/storage"
+	"tollgate/storage/sqlite"
 )
 
 // TestMain lets the test binary double as a `tollgate serve` child, so the
@@ -116,7 +117,7 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	cmd2, info2 := startChild(t, home)
 	defer func() { cmd2.Process.Signal(syscall.SIGTERM); cmd2.Wait() }()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, DBPath(home))
+	db, err := sqlite.Open(ctx, DBPath(home))
 	if err != nil {
 		t.Fatal(err)
 	}

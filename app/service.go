@@ -22,6 +22,7 @@ import (
 	"tollgate/guard/client"
 	"tollgate/pricing"
 	"tollgate/storage"
+	"tollgate/storage/sqlite"
 )
 
 // StartOptions say how to start a Service.
@@ -40,7 +41,7 @@ type StartOptions struct {
 type Service struct {
 	Home   string
 	Config *Config
-	DB     *storage.DB
+	DB     *sqlite.DB
 	Server *guard.Server
 	URL    string
 
@@ -105,7 +106,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := storage.Open(ctx, DBPath(opts.Home))
+	db, err := sqlite.Open(ctx, DBPath(opts.Home))
 	if err != nil {
 		return nil, err
 	}

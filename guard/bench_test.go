@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"tollgate/guard/api"
+	"tollgate/pricing"
+	"tollgate/storage"
 )
 
 // The gate's targets (DESIGN §9) are measured here, over real loopback HTTP
@@ -199,12 +201,12 @@ func BenchmarkRecordRequests(b *testing.B) {
 // end to end (query, JSON, loopback).
 func BenchmarkSeries10k(b *testing.B) {
 	g := newGate(b, ModeAuto)
-	var recs []api.RequestRecord
+	var recs []storage.Request
 	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < 10000; i++ {
-		recs = append(recs, api.RequestRecord{
-			Session: api.SessionMeta{ID: "big", ContextWindow: 1048576, ThresholdTokens: 838861}, RequestID: fmt.Sprint(i),
-			At: t0.Add(time.Duration(i) * time.Second), Usage: api.Tokens{Input: 100, CacheRead: int64(i * 80), Output: 50},
+		recs = append(recs, storage.Request{
+			Session: storage.SessionMeta{ID: "big", ContextWindow: 1048576, ThresholdTokens: 838861}, RequestID: fmt.Sprint(i),
+			At: t0.Add(time.Duration(i) * time.Second), Usage: pricing.Usage{Input: 100, CacheRead: int64(i * 80), Output: 50},
 		})
 	}
 	if _, err := g.store.RecordRequests(context.Background(), recs); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"tollgate/guard/api"
 	"tollgate/pricing"
+	"tollgate/storage"
 )
 
 // broker holds the questions that wait for a user and applies the rules of
@@ -26,7 +27,7 @@ type broker struct {
 }
 
 type question struct {
-	rec      api.RewriteRecord
+	rec      storage.Rewrite
 	quote    *pricing.Quote
 	plan     pricing.Plan
 	event    api.RewritePending
@@ -137,18 +138,18 @@ func (b *broker) pendingEvents() []api.RewritePending {
 var errExpired = errors.New("the question expired")
 
 // decide settles a question once. The first caller wins; later ones get
-// api.ErrAlreadyDecided. The decision is committed before waiters wake, so
+// storage.ErrAlreadyDecided. The decision is committed before waiters wake, so
 // a harness that hears "allow" finds it in the database too.
 func (b *broker) decide(ctx context.Context, id, decision, reason, answeredBy string, fromTimer bool) (api.Decision, error) {
 	b.mu.Lock()
 	q, ok := b.pending[id]
 	if !ok {
 		b.mu.Unlock()
-		return api.Decision{}, api.ErrNotFound
+		return api.Decision{}, storage.ErrNotFound
 	}
 	if q.decided {
 		b.mu.Unlock()
-		return q.answer, api.ErrAlreadyDecided
+		return q.answer, storage.ErrAlreadyDecided
 	}
 	if !fromTimer && !b.s.now().Before(q.deadline) {
 		// The dialog counted down to this moment; a late click is refused
@@ -184,7 +185,7 @@ func (b *broker) decide(ctx context.Context, id, decision, reason, answeredBy st
 
 // decisionFor builds the answer a harness executes. An allow carries exactly
 // what the chosen order applies; a decline applies nothing.
-func decisionFor(rec api.RewriteRecord, quote *pricing.Quote, plan pricing.Plan, decision, reason string) api.Decision {
+func decisionFor(rec storage.Rewrite, quote *pricing.Quote, plan pricing.Plan, decision, reason string) api.Decision {
 	d := api.Decision{Rewrite: rec.ID, Status: api.StatusDecided, Session: rec.Session.ID, Decision: decision, Reason: reason, Mode: rec.Mode, Quote: quote}
 	switch {
 	case decision == api.Decline:
@@ -216,7 +217,7 @@ func asShipped(plan pricing.Plan) *pricing.Apply {
 
 // decisionFromRecord rebuilds an answer from the database (a question this
 // process no longer holds in memory).
-func decisionFromRecord(rec api.RewriteRecord, plan pricing.Plan) api.Decision {
+func decisionFromRecord(rec storage.Rewrite, plan pricing.Plan) api.Decision {
 	var quote *pricing.Quote
 	if rec.Quote != "" && rec.Quote != "null" {
 		var q pricing.Quote

@@ -78,27 +78,3 @@ func jsonType(goType string) string {
 	}
 	return goType
 }
-
-// turnText accepts a turn as a string or a number and keeps it as text.
-type turnText string
-
-func (t *turnText) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*t = turnText(s)
-	case string(b) == "null":
-		*t = ""
-	default:
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return &json.UnmarshalTypeError{Value: string(b), Type: stringType}
-		}
-		*t = turnText(n.String())
-	}
-	return nil
-}

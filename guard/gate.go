@@ -7,16 +7,14 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"tollgate/guard/api"
 	"tollgate/pricing"
+	"tollgate/storage"
 )
-
-var stringType = reflect.TypeOf("")
 
 // Longest a harness may hold a request open (long-poll or ask).
 const maxWait = 300 * time.Second
@@ -103,35 +101,9 @@ func (s *Server) enginesChanged() {
 
 // ---- recording requests ----
 
-type usageBody struct {
-	InputTokens        int64 `json:"inputTokens"`
-	CacheReadTokens    int64 `json:"cacheReadTokens"`
-	CacheWriteTokens   int64 `json:"cacheWriteTokens"`
-	CacheWrite1hTokens int64 `json:"cacheWrite1hTokens"`
-	OutputTokens       int64 `json:"outputTokens"`
-}
-
-// recordBody is the request record of DESIGN §3. Its surface is accepted
-// and ignored: tollgate keeps no prompt structure for recorded requests.
-type recordBody struct {
-	RequestID       string     `json:"requestId"`
-	Engine          string     `json:"engine"`
-	Harness         string     `json:"harness"`
-	Title           string     `json:"title"`
-	Profile         string     `json:"profile"`
-	Provider        string     `json:"provider"`
-	Model           string     `json:"model"`
-	Purpose         string     `json:"purpose"`
-	Turn            turnText   `json:"turn"`
-	At              string     `json:"at"`
-	ContextWindow   int64      `json:"contextWindow"`
-	ThresholdTokens int64      `json:"thresholdTokens"`
-	Usage           *usageBody `json:"usage"`
-}
-
 func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 	session := r.PathValue("session")
-	var b recordBody
+	var b api.RequestReport
 	if !decodeJSON(w, r, &b) {
 		return
 	}
@@ -140,10 +112,7 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		writeFieldError(w, field, msg)
 		return
 	}
-	priced, err := s.pricer.PriceRequest(rec.Profile, rec.Provider, rec.Model, rec.At, pricing.Usage{
-		InputTokens: b.Usage.InputTokens, CacheReadTokens: b.Usage.CacheReadTokens, CacheWriteTokens: b.Usage.CacheWriteTokens,
-		CacheWrite1hTokens: b.Usage.CacheWrite1hTokens, OutputTokens: b.Usage.OutputTokens,
-	})
+	priced, err := s.pricer.PriceRequest(rec.Profile, rec.Provider, rec.Model, rec.At, rec.Usage)
 	if err != nil {
 		// A profile that cannot price (a broken config edit) must not lose
 		// the usage: store it at zero cost, say so, re-price later.
@@ -172,8 +141,8 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 }
 
 // requestRecord validates a body; a non-empty field names what is wrong.
-func (s *Server) requestRecord(session string, b recordBody) (api.RequestRecord, string, string) {
-	var rec api.RequestRecord
+func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Request, string, string) {
+	var rec storage.Request
 	if b.RequestID == "" {
 		return rec, "requestId", "required: a unique id per request, so retries are not counted twice"
 	}
@@ -181,17 +150,10 @@ func (s *Server) requestRecord(session string, b recordBody) (api.RequestRecord,
 		return rec, "requestId", "longer than 512 bytes"
 	}
 	if b.Usage == nil {
-		return rec, "usage", "required: {inputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens, outputTokens}"
+		return rec, "usage", "required: " + api.UsageKeysHint
 	}
-	u := b.Usage
-	// In field order, without building a map on the recording hot path.
-	for _, c := range [...]struct {
-		name string
-		v    int64
-	}{{"inputTokens", u.InputTokens}, {"cacheReadTokens", u.CacheReadTokens}, {"cacheWriteTokens", u.CacheWriteTokens}, {"cacheWrite1hTokens", u.CacheWrite1hTokens}, {"outputTokens", u.OutputTokens}} {
-		if c.v < 0 || c.v > 1<<40 {
-			return rec, "usage." + c.name, "must be between 0 and 2^40"
-		}
+	if field, ok := b.Usage.Check(); !ok {
+		return rec, field, "must be between 0 and 2^40"
 	}
 	switch b.Purpose {
 	case "":
@@ -219,12 +181,12 @@ func (s *Server) requestRecord(session string, b recordBody) (api.RequestRecord,
 		harness = cmpOr(harness, e.Harness)
 		b.Profile = cmpOr(b.Profile, e.Profile)
 	}
-	rec = api.RequestRecord{
-		Session: api.SessionMeta{ID: session, Harness: harness, Profile: b.Profile, Provider: b.Provider, Model: b.Model, Title: b.Title,
+	rec = storage.Request{
+		Session: storage.SessionMeta{ID: session, Harness: harness, Profile: b.Profile, Provider: b.Provider, Model: b.Model, Title: b.Title,
 			ContextWindow: b.ContextWindow, ThresholdTokens: b.ThresholdTokens},
 		RequestID: b.RequestID, At: at, Purpose: b.Purpose, Turn: string(b.Turn), Engine: b.Engine,
 		Profile: b.Profile, Provider: b.Provider, Model: b.Model,
-		Usage: api.Tokens{Input: u.InputTokens, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, CacheWrite1h: u.CacheWrite1hTokens, Output: u.OutputTokens},
+		Usage: pricing.Usage(*b.Usage),
 	}
 	return rec, "", ""
 }
@@ -303,9 +265,9 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 	harness = cmpOr(harness, known.Harness)
 	profile = cmpOr(profile, known.Profile)
 	mode, _ := s.effectiveMode(session, profile)
-	rec := api.RewriteRecord{
+	rec := storage.Rewrite{
 		ID:      newID("r_"),
-		Session: api.SessionMeta{ID: session, Harness: harness, Profile: profile, ContextWindow: req.ContextWindow, ThresholdTokens: req.ThresholdTokens},
+		Session: storage.SessionMeta{ID: session, Harness: harness, Profile: profile, ContextWindow: req.ContextWindow, ThresholdTokens: req.ThresholdTokens},
 		At:      now, Engine: req.Engine, Turn: req.Turn, Trigger: req.Trigger, Kind: rewriteKind(req.Plan),
 		Source: "api", Mode: mode, Plan: planJSON(req),
 	}
@@ -377,7 +339,7 @@ func (o Options) raiseOnQuestion() {
 }
 
 // settle stores a decision taken at once (one commit) and publishes it.
-func (s *Server) settle(ctx context.Context, rec api.RewriteRecord, quote *pricing.Quote, plan pricing.Plan, decision, reason, message string) api.Decision {
+func (s *Server) settle(ctx context.Context, rec storage.Rewrite, quote *pricing.Quote, plan pricing.Plan, decision, reason, message string) api.Decision {
 	d := decisionFor(rec, quote, plan, decision, reason)
 	d.Message = message
 	rec.Status, rec.Decision, rec.Reason, rec.DecidedAt = api.StatusDecided, decision, reason, rec.At
@@ -394,7 +356,7 @@ func (s *Server) settle(ctx context.Context, rec api.RewriteRecord, quote *prici
 	return d
 }
 
-func (s *Server) quote(req *api.RewriteRequest, profile string, known api.SessionMeta, at time.Time) (q *pricing.Quote, err error) {
+func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.SessionMeta, at time.Time) (q *pricing.Quote, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a pricing bug must not take the gate down
 			q, err = nil, fmt.Errorf("internal error: %v", p)
@@ -451,7 +413,7 @@ func (s *Server) handleGetRewrite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec, err := s.store.Rewrite(r.Context(), id)
-	if errors.Is(err, api.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		writeError(w, http.StatusNotFound, codeNotFound, "no rewrite "+strconv.Quote(id))
 		return
 	}
@@ -486,13 +448,13 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	ans, err := s.broker.decide(r.Context(), id, decision, api.ReasonUser, Caller(r.Context()), false)
 	switch {
-	case errors.Is(err, api.ErrAlreadyDecided):
+	case errors.Is(err, storage.ErrAlreadyDecided):
 		writeError(w, http.StatusConflict, codeConflict, "already decided: "+ans.Decision+" ("+ans.Reason+")")
 		return
 	case errors.Is(err, errExpired):
 		writeError(w, http.StatusConflict, codeConflict, "already decided: the question's deadline passed and it was declined (timeout)")
 		return
-	case errors.Is(err, api.ErrNotFound):
+	case errors.Is(err, storage.ErrNotFound):
 		if _, err := s.store.Rewrite(r.Context(), id); err == nil {
 			writeError(w, http.StatusConflict, codeConflict, "already decided")
 		} else {
@@ -528,7 +490,7 @@ func (s *Server) handleOutcome(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := s.store.SetRewriteOutcome(r.Context(), r.PathValue("id"), *b.Applied, b.Error)
-	if errors.Is(err, api.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		writeError(w, http.StatusNotFound, codeNotFound, "no rewrite "+strconv.Quote(r.PathValue("id")))
 		return
 	}

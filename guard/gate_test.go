@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"tollgate/guard/api"
-	"tollgate/storage"
+	"tollgate/storage/sqlite"
 )
 
 // gateEnv is a real server on loopback over a real SQLite file.
@@ -24,7 +24,7 @@ type gateEnv struct {
 	t        testing.TB
 	srv      *Server
 	ts       *httptest.Server
-	store    *storage.DB
+	store    *sqlite.DB
 	settings *testSettings
 }
 
@@ -34,7 +34,7 @@ func newGate(t testing.TB, mode string) *gateEnv {
 	return newGateOn(t, mode, store)
 }
 
-func newGateOn(t testing.TB, mode string, store *storage.DB) *gateEnv {
+func newGateOn(t testing.TB, mode string, store *sqlite.DB) *gateEnv {
 	t.Helper()
 	ln, err := Listen("127.0.0.1:0", false)
 	if err != nil {

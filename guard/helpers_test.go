@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"tollgate/pricing"
-	"tollgate/storage"
+	"tollgate/storage/sqlite"
 )
 
 // testSettings is config.yaml in memory: the guard's tests exercise the
@@ -83,9 +83,9 @@ func (testPricer) CacheModel(profile, provider, model string) (pricing.CacheMode
 	return testModel, nil
 }
 
-func openTestStore(t testing.TB) *storage.DB {
+func openTestStore(t testing.TB) *sqlite.DB {
 	t.Helper()
-	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "tollgate.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "tollgate.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"tollgate/guard/api"
+	"tollgate/storage"
 )
 
 func (s *Server) storeError(w http.ResponseWriter, what string, err error) {
-	if errors.Is(err, api.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		writeError(w, http.StatusNotFound, codeNotFound, what+" not found")
 		return
 	}
@@ -130,7 +131,7 @@ func (s *Server) handleDeleteAll(w http.ResponseWriter, r *http.Request) {
 
 // ---- export ----
 
-// Exporter streams requests and rewrites; *storage.DB implements it.
+// Exporter streams requests and rewrites; *sqlite.DB implements it.
 type Exporter interface {
 	ExportRequests(ctx context.Context, sessionID string, fn func(api.ExportedRequest) error) error
 	ExportRewrites(ctx context.Context, sessionID string, fn func(api.Fold) error) error

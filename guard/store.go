@@ -6,24 +6,25 @@ import (
 
 	"tollgate/guard/api"
 	"tollgate/pricing"
+	"tollgate/storage"
 )
 
-// Store is what the guard needs of the database. *storage.DB implements it
+// Store is what the guard needs of the database. *sqlite.DB implements it
 // (its record types are aliases of guard/api's), so the guard never imports
 // storage and its tests run against a real SQLite file all the same.
 type Store interface {
-	RecordRequest(ctx context.Context, r api.RequestRecord) (api.StoredRequest, error)
-	CreateRewrite(ctx context.Context, r api.RewriteRecord) (api.RewriteRecord, error)
+	RecordRequest(ctx context.Context, r storage.Request) (storage.StoredRequest, error)
+	CreateRewrite(ctx context.Context, r storage.Rewrite) (storage.Rewrite, error)
 	DecideRewrite(ctx context.Context, id, decision, reason, mode, order string, at time.Time) error
 	SetRewriteOutcome(ctx context.Context, id string, applied bool, errText string) error
-	Rewrite(ctx context.Context, id string) (api.RewriteRecord, error)
+	Rewrite(ctx context.Context, id string) (storage.Rewrite, error)
 	ExpirePending(ctx context.Context, at time.Time) (int64, error)
 	SetSessionMode(ctx context.Context, sessionID, mode string, at time.Time) error
 	SessionModes(ctx context.Context) (map[string]string, error)
 
 	Sessions(ctx context.Context, limit int, before string) (api.SessionList, error)
 	Session(ctx context.Context, id string) (api.Session, error)
-	SessionMeta(ctx context.Context, id string) (api.SessionMeta, error)
+	SessionMeta(ctx context.Context, id string) (storage.SessionMeta, error)
 	Series(ctx context.Context, id string) (api.Series, error)
 	Spend(ctx context.Context, by string, loc *time.Location, since time.Time) (api.Spend, error)
 	DeleteSession(ctx context.Context, id string) error

@@ -152,14 +152,47 @@ func (m CacheModel) cachedBoundary(b int64) int64 {
 	return b
 }
 
-// Usage counts the tokens of one request. The counts are disjoint:
-// InputTokens are neither read from nor written to the cache.
+// Usage counts the tokens of one request. It is tollgate's one token-count
+// type, from the wire to the database (ARCHITECTURE.md, "Domain types").
+// The counts are disjoint: Input is neither read from nor written to the
+// cache; CacheWrite is 5-minute (or untyped) writes, CacheWrite1h one-hour
+// writes. The JSON spelling is the read models' ({"input", "cacheRead", …});
+// guard/api spells it as the recording body does ({"inputTokens", …}).
 type Usage struct {
-	InputTokens        int64 `json:"inputTokens"`
-	CacheReadTokens    int64 `json:"cacheReadTokens"`
-	CacheWriteTokens   int64 `json:"cacheWriteTokens"`
-	CacheWrite1hTokens int64 `json:"cacheWrite1hTokens"`
-	OutputTokens       int64 `json:"outputTokens"`
+	Input        int64 `json:"input"`
+	CacheRead    int64 `json:"cacheRead"`
+	CacheWrite   int64 `json:"cacheWrite"`
+	CacheWrite1h int64 `json:"cacheWrite1h"`
+	Output       int64 `json:"output"`
+}
+
+// Prompt is every input token of the request, cached or not.
+func (u Usage) Prompt() int64 { return u.Input + u.CacheRead + u.CacheWrite + u.CacheWrite1h }
+
+// Uncached is the part of the prompt not read from the cache.
+func (u Usage) Uncached() int64 { return u.Input + u.CacheWrite + u.CacheWrite1h }
+
+// Add sums two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Input: u.Input + v.Input, CacheRead: u.CacheRead + v.CacheRead, CacheWrite: u.CacheWrite + v.CacheWrite,
+		CacheWrite1h: u.CacheWrite1h + v.CacheWrite1h, Output: u.Output + v.Output}
+}
+
+// Max is the field-wise maximum: the final figures of a streamed message
+// whose snapshots only ever grow.
+func (u Usage) Max(v Usage) Usage {
+	return Usage{Input: max(u.Input, v.Input), CacheRead: max(u.CacheRead, v.CacheRead), CacheWrite: max(u.CacheWrite, v.CacheWrite),
+		CacheWrite1h: max(u.CacheWrite1h, v.CacheWrite1h), Output: max(u.Output, v.Output)}
+}
+
+// MaxUsageTokens bounds every count tollgate accepts (2^40): a corrupt line
+// or body cannot make an absurd figure.
+const MaxUsageTokens = 1 << 40
+
+// Clamped bounds every count to 0…MaxUsageTokens.
+func (u Usage) Clamped() Usage {
+	c := func(v int64) int64 { return min(max(v, 0), MaxUsageTokens) }
+	return Usage{c(u.Input), c(u.CacheRead), c(u.CacheWrite), c(u.CacheWrite1h), c(u.Output)}
 }
 
 // Cost is a request's price in USD, split as its usage is.
@@ -200,10 +233,10 @@ func (p Prices) coldPrice(ttlSeconds int64) float64 {
 // Cost prices one request's usage.
 func (p Prices) Cost(u Usage) Cost {
 	c := Cost{
-		Input:      perM(u.InputTokens, p.PricePerMTokens),
-		CacheRead:  perM(u.CacheReadTokens, p.CacheHitPricePerMTokens),
-		CacheWrite: perM(u.CacheWriteTokens, p.write5m()) + perM(u.CacheWrite1hTokens, p.write1h()),
-		Output:     perM(u.OutputTokens, p.OutputPricePerMTokens),
+		Input:      perM(u.Input, p.PricePerMTokens),
+		CacheRead:  perM(u.CacheRead, p.CacheHitPricePerMTokens),
+		CacheWrite: perM(u.CacheWrite, p.write5m()) + perM(u.CacheWrite1h, p.write1h()),
+		Output:     perM(u.Output, p.OutputPricePerMTokens),
 	}
 	c.Total = c.Input + c.CacheRead + c.CacheWrite + c.Output
 	return c

@@ -110,7 +110,7 @@ func errString(err error) string {
 }
 
 func TestCost(t *testing.T) {
-	u := Usage{InputTokens: 1000, CacheReadTokens: 100_000, CacheWriteTokens: 2000, CacheWrite1hTokens: 3000, OutputTokens: 500}
+	u := Usage{Input: 1000, CacheRead: 100_000, CacheWrite: 2000, CacheWrite1h: 3000, Output: 500}
 	for _, tc := range []struct {
 		name   string
 		prices Prices

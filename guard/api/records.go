@@ -1,126 +1,116 @@
 package api
 
 import (
-	"errors"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"time"
 
 	"tollgate/pricing"
+	"tollgate/storage"
 )
 
-// The records below are what the guard hands to its store and gets back.
-// storage declares them as aliases, so *storage.DB satisfies the guard's
-// Store interface without the guard importing storage.
+// UsageReport is pricing.Usage as the recording body spells it
+// (ARCHITECTURE.md, "Recording a request"): {"inputTokens", "cacheReadTokens",
+// "cacheWriteTokens", "cacheWrite1hTokens", "outputTokens"}. It is the same
+// type under the wire's key names: convert with pricing.Usage(r) and
+// UsageReport(u), never field by field.
+type UsageReport pricing.Usage
 
-// ErrNotFound is returned when a session or rewrite does not exist.
-var ErrNotFound = errors.New("not found")
+// usageReportKeys are the wire's key names, in field order.
+var usageReportKeys = [5]string{"inputTokens", "cacheReadTokens", "cacheWriteTokens", "cacheWrite1hTokens", "outputTokens"}
 
-// ErrAlreadyDecided is returned when a rewrite already has its decision.
-var ErrAlreadyDecided = errors.New("already decided")
-
-// Prompt is a request's prompt size: every input token, cached or not.
-func (t Tokens) Prompt() int64 { return t.Input + t.CacheRead + t.CacheWrite + t.CacheWrite1h }
-
-// Uncached is the part of the prompt not read from the cache.
-func (t Tokens) Uncached() int64 { return t.Input + t.CacheWrite + t.CacheWrite1h }
-
-// TokensOf converts pricing usage to token counts.
-func TokensOf(u pricing.Usage) Tokens {
-	return Tokens{Input: u.InputTokens, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, CacheWrite1h: u.CacheWrite1hTokens, Output: u.OutputTokens}
+// usageReportJSON carries the wire's key names for encoding/json.
+type usageReportJSON struct {
+	Input        int64 `json:"inputTokens"`
+	CacheRead    int64 `json:"cacheReadTokens"`
+	CacheWrite   int64 `json:"cacheWriteTokens"`
+	CacheWrite1h int64 `json:"cacheWrite1hTokens"`
+	Output       int64 `json:"outputTokens"`
 }
 
-// SessionMeta is what a request or rewrite says about its session. Empty
-// fields never overwrite known ones: a session keeps the first harness,
-// profile, provider and model it was seen with, and the latest window and
-// threshold.
-type SessionMeta struct {
-	ID              string
-	Harness         string
-	Profile         string
-	Provider        string
-	Model           string
-	Title           string
-	ContextWindow   int64
-	ThresholdTokens int64
+// MarshalJSON writes the wire's key names.
+func (r UsageReport) MarshalJSON() ([]byte, error) { return json.Marshal(usageReportJSON(r)) }
+
+// UnmarshalJSON reads the wire's key names.
+func (r *UsageReport) UnmarshalJSON(b []byte) error {
+	var j usageReportJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = UsageReport(j)
+	return nil
 }
 
-// Purposes of a request.
+// Check names the first count outside 0…2^40, as "usage.<key>".
+func (r UsageReport) Check() (field string, ok bool) {
+	for i, v := range [5]int64{r.Input, r.CacheRead, r.CacheWrite, r.CacheWrite1h, r.Output} {
+		if v < 0 || v > pricing.MaxUsageTokens {
+			return "usage." + usageReportKeys[i], false
+		}
+	}
+	return "", true
+}
+
+// UsageKeysHint lists the keys of a usage report, for error messages.
+var UsageKeysHint = fmt.Sprintf("{%s, %s, %s, %s, %s}", usageReportKeys[0], usageReportKeys[1], usageReportKeys[2], usageReportKeys[3], usageReportKeys[4])
+
+// RequestReport is the body of POST /v1/sessions/{session}/requests: one
+// routed request's usage. guard/client sends it and the guard decodes it.
+type RequestReport struct {
+	RequestID       string       `json:"requestId"`
+	Engine          string       `json:"engine,omitempty"`
+	Harness         string       `json:"harness,omitempty"`
+	Title           string       `json:"title,omitempty"`
+	Profile         string       `json:"profile,omitempty"`
+	Provider        string       `json:"provider,omitempty"`
+	Model           string       `json:"model,omitempty"`
+	Purpose         string       `json:"purpose,omitempty"` // conversation | compaction | subagent
+	Turn            Turn         `json:"turn,omitempty"`
+	At              string       `json:"at,omitempty"` // RFC 3339 (see At); absent: when the guard receives it
+	ContextWindow   int64        `json:"contextWindow,omitempty"`
+	ThresholdTokens int64        `json:"thresholdTokens,omitempty"`
+	Usage           *UsageReport `json:"usage"` // required
+}
+
+// At formats a request's time as RequestReport.At wants it.
+func At(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Turn is a harness turn: an opaque string, though a JSON number is accepted
+// too and kept as its text ("17").
+type Turn string
+
+var stringType = reflect.TypeFor[string]()
+
+// UnmarshalJSON accepts a string, a number or null.
+func (t *Turn) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = Turn(s)
+	case string(b) == "null":
+		*t = ""
+	default:
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return &json.UnmarshalTypeError{Value: string(b), Type: stringType}
+		}
+		*t = Turn(n.String())
+	}
+	return nil
+}
+
+// Wire values shared with storage's records.
 const (
-	PurposeConversation = "conversation"
-	PurposeCompaction   = "compaction"
-	PurposeSubagent     = "subagent"
+	PurposeConversation = storage.PurposeConversation
+	PurposeCompaction   = storage.PurposeCompaction
+	PurposeSubagent     = storage.PurposeSubagent
+
+	StatusPending = storage.StatusPending
+	StatusDecided = storage.StatusDecided
 )
-
-// RequestRecord is one routed request, priced, ready to store.
-type RequestRecord struct {
-	Session   SessionMeta
-	RequestID string
-	At        time.Time
-	Purpose   string
-	Turn      string
-	Engine    string
-	Profile   string
-	Provider  string
-	Model     string
-	Usage     Tokens
-	Cost      pricing.Cost
-	Prices    string // JSON of the prices used
-	PricedBy  string
-	OffPeak   bool
-}
-
-// StoredRequest is a committed request row.
-type StoredRequest struct {
-	SessionID     string
-	RequestID     string
-	Seq           int64
-	At            time.Time
-	Purpose       string
-	ContextTokens int64
-	Cost          pricing.Cost
-	PricedBy      string
-	OffPeak       bool
-	// Duplicate is set when the request id was stored before: nothing new
-	// was written and the fields are the first answer's.
-	Duplicate bool
-}
-
-// SummaryCallUsage is the usage of a fold's summary call, when known.
-type SummaryCallUsage struct {
-	Tokens
-	CostUSD float64
-}
-
-// Rewrite statuses.
-const (
-	StatusPending = "pending"
-	StatusDecided = "decided"
-)
-
-// RewriteRecord is one asked (or imported) context rewrite.
-type RewriteRecord struct {
-	ID            string
-	Session       SessionMeta
-	Seq           int64 // requests of the session recorded before it
-	At            time.Time
-	Engine        string
-	Turn          string
-	Trigger       string
-	Kind          string // summary | prune
-	Source        string // api | import
-	Mode          string
-	Status        string
-	Decision      string
-	Reason        string
-	Order         string
-	PreTokens     int64
-	PredictedCold *int64
-	ActualCold    *int64
-	CostUSD       float64 // break premium of the chosen order
-	SummaryCall   *SummaryCallUsage
-	DeadlineAt    time.Time
-	DecidedAt     time.Time
-	Applied       *bool
-	OutcomeError  string
-	Plan          string // JSON: ids and token counts only
-	Quote         string // JSON
-}

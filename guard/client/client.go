@@ -30,6 +30,11 @@ import (
 type Endpoint struct {
 	URL   string
 	Token string
+	// Transport, when set, carries the requests instead of a TCP connection:
+	// tollgate's own integrations (the Claude Code HTTP hook, the simulator)
+	// reach the handler in-process with InProcess, through the same doors as
+	// any harness.
+	Transport http.RoundTripper
 }
 
 // Discover finds tollgate: $TOLLGATE_URL and $TOLLGATE_TOKEN when set, else
@@ -94,7 +99,11 @@ func New(ep Endpoint, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Client{ep: ep, log: log, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}}}
+	var rt http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
+	if ep.Transport != nil {
+		rt = ep.Transport
+	}
+	return &Client{ep: ep, log: log, http: &http.Client{Transport: rt}}
 }
 
 // NewDiscovered discovers tollgate (see Discover) and returns a client; when
@@ -282,30 +291,9 @@ func (c *Client) reachable() {
 	c.mu.Unlock()
 }
 
-// Usage is one request's token counts, disjoint (see DESIGN §3).
-type Usage struct {
-	InputTokens        int64 `json:"inputTokens"`
-	CacheReadTokens    int64 `json:"cacheReadTokens"`
-	CacheWriteTokens   int64 `json:"cacheWriteTokens"`
-	CacheWrite1hTokens int64 `json:"cacheWrite1hTokens"`
-	OutputTokens       int64 `json:"outputTokens"`
-}
-
-// Request is one routed request to record.
-type Request struct {
-	RequestID       string    `json:"requestId"`
-	Engine          string    `json:"engine,omitempty"`
-	Harness         string    `json:"harness,omitempty"`
-	Profile         string    `json:"profile,omitempty"`
-	Provider        string    `json:"provider,omitempty"`
-	Model           string    `json:"model,omitempty"`
-	Purpose         string    `json:"purpose,omitempty"`
-	Turn            string    `json:"turn,omitempty"`
-	At              time.Time `json:"at"`
-	ContextWindow   int64     `json:"contextWindow,omitempty"`
-	ThresholdTokens int64     `json:"thresholdTokens,omitempty"`
-	Usage           Usage     `json:"usage"`
-}
+// Request is one routed request to record (the body of
+// POST /v1/sessions/{session}/requests).
+type Request = api.RequestReport
 
 // RecordRequest records a request, retrying transient failures with the
 // same request id (tollgate stores it once however often it arrives).
@@ -318,8 +306,8 @@ func (c *Client) RecordRequest(ctx context.Context, session string, r Request) (
 	if r.Engine == "" {
 		r.Engine = c.EngineID()
 	}
-	if r.At.IsZero() {
-		r.At = time.Now().UTC()
+	if r.At == "" {
+		r.At = api.At(time.Now())
 	}
 	var out api.RecordedRequest
 	var err error
@@ -429,4 +417,37 @@ func (c *Client) SetMode(ctx context.Context, scope, profileOrSession, mode stri
 func (c *Client) Get(ctx context.Context, path string, out any) error {
 	_, err := c.do(ctx, http.MethodGet, path, nil, out)
 	return err
+}
+
+// Post sends a JSON body (nil: an empty object) to any endpoint; out
+// receives the answer.
+func (c *Client) Post(ctx context.Context, path string, in, out any) error {
+	if in == nil {
+		in = struct{}{}
+	}
+	_, err := c.do(ctx, http.MethodPost, path, in, out)
+	return err
+}
+
+// LoginURL asks for a fresh single-use login URL for a browser.
+func (c *Client) LoginURL(ctx context.Context) (string, error) {
+	var out struct {
+		URL string `json:"url"`
+	}
+	err := c.Post(ctx, "/v1/login", nil, &out)
+	return out.URL, err
+}
+
+// RotateToken replaces the API token; the answer is the new one.
+func (c *Client) RotateToken(ctx context.Context) (string, error) {
+	var out struct {
+		Token string `json:"token"`
+	}
+	err := c.Post(ctx, "/v1/token/rotate", nil, &out)
+	return out.Token, err
+}
+
+// RaiseWindow brings the desktop window of that tollgate to the front.
+func (c *Client) RaiseWindow(ctx context.Context) error {
+	return c.Post(ctx, "/v1/window/raise", nil, nil)
 }

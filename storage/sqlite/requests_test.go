@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"tollgate/pricing"
+	"tollgate/storage"
 )
 
 func openTest(t testing.TB) *DB {
@@ -23,18 +25,18 @@ func openTest(t testing.TB) *DB {
 
 var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
-func req(session, id string, at time.Time, u Usage, cost float64) Request {
-	return Request{
-		Session:   SessionMeta{ID: session, Harness: "dsh", Profile: "p", Provider: "deepseek", Model: "deepseek-flash", ContextWindow: 1000, ThresholdTokens: 800},
-		RequestID: id, At: at, Purpose: PurposeConversation, Usage: u,
-		Cost: Cost{Input: cost / 2, CacheRead: cost / 4, Output: cost / 4, Total: cost}, PricedBy: "profile",
+func req(session, id string, at time.Time, u pricing.Usage, cost float64) storage.Request {
+	return storage.Request{
+		Session:   storage.SessionMeta{ID: session, Harness: "dsh", Profile: "p", Provider: "deepseek", Model: "deepseek-flash", ContextWindow: 1000, ThresholdTokens: 800},
+		RequestID: id, At: at, Purpose: storage.PurposeConversation, Usage: u,
+		Cost: pricing.Cost{Input: cost / 2, CacheRead: cost / 4, Output: cost / 4, Total: cost}, PricedBy: "profile",
 	}
 }
 
 func TestRecordRequestIsIdempotentAndKeepsTotals(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
-	u := Usage{Input: 10, CacheRead: 100, CacheWrite: 5, Output: 7}
+	u := pricing.Usage{Input: 10, CacheRead: 100, CacheWrite: 5, Output: 7}
 	first, err := db.RecordRequest(ctx, req("s1", "a", t0, u, 0.01))
 	if err != nil {
 		t.Fatal(err)
@@ -43,14 +45,14 @@ func TestRecordRequestIsIdempotentAndKeepsTotals(t *testing.T) {
 		t.Fatalf("first: %+v", first)
 	}
 	// A retry with other figures gets the first answer and changes nothing.
-	retry, err := db.RecordRequest(ctx, req("s1", "a", t0.Add(time.Minute), Usage{Input: 999}, 9))
+	retry, err := db.RecordRequest(ctx, req("s1", "a", t0.Add(time.Minute), pricing.Usage{Input: 999}, 9))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !retry.Duplicate || retry.Seq != 1 || retry.Cost.Total != 0.01 || retry.ContextTokens != 115 {
 		t.Fatalf("retry: %+v", retry)
 	}
-	second, err := db.RecordRequest(ctx, req("s1", "b", t0.Add(time.Minute), Usage{CacheRead: 200, Output: 3}, 0.02))
+	second, err := db.RecordRequest(ctx, req("s1", "b", t0.Add(time.Minute), pricing.Usage{CacheRead: 200, Output: 3}, 0.02))
 	if err != nil || second.Seq != 2 {
 		t.Fatalf("second: %+v %v", second, err)
 	}
@@ -81,7 +83,7 @@ func TestConcurrentRecordsAreAllCommittedOnce(t *testing.T) {
 		go func(c int) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				r := req(fmt.Sprintf("s%d", c%4), fmt.Sprintf("c%d-%d", c, i), t0, Usage{Input: 1, Output: 1}, 0.001)
+				r := req(fmt.Sprintf("s%d", c%4), fmt.Sprintf("c%d-%d", c, i), t0, pricing.Usage{Input: 1, Output: 1}, 0.001)
 				for try := 0; try < 2; try++ { // every request retried once
 					if _, err := db.RecordRequest(ctx, r); err != nil {
 						errs <- err
@@ -122,7 +124,7 @@ func TestOneFailingWriteDoesNotSinkItsGroup(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			r := req("s", fmt.Sprint(i), t0, Usage{Input: 1}, 0)
+			r := req("s", fmt.Sprint(i), t0, pricing.Usage{Input: 1}, 0)
 			if i%10 == 0 {
 				r.Session.ID = "" // invalid
 			}
@@ -149,32 +151,32 @@ func TestOneFailingWriteDoesNotSinkItsGroup(t *testing.T) {
 func TestRewriteLifecycleFillsActualColdFromTheNextConversationRequest(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
-	if _, err := db.RecordRequest(ctx, req("s", "1", t0, Usage{CacheRead: 500, Output: 10}, 0.01)); err != nil {
+	if _, err := db.RecordRequest(ctx, req("s", "1", t0, pricing.Usage{CacheRead: 500, Output: 10}, 0.01)); err != nil {
 		t.Fatal(err)
 	}
 	pred := int64(300)
-	rw, err := db.CreateRewrite(ctx, Rewrite{ID: "r_1", Session: SessionMeta{ID: "s"}, At: t0.Add(time.Second), Kind: "summary", Mode: "ask", PredictedCold: &pred, PreTokens: 510})
+	rw, err := db.CreateRewrite(ctx, storage.Rewrite{ID: "r_1", Session: storage.SessionMeta{ID: "s"}, At: t0.Add(time.Second), Kind: "summary", Mode: "ask", PredictedCold: &pred, PreTokens: 510})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rw.Seq != 1 || rw.Status != StatusPending {
+	if rw.Seq != 1 || rw.Status != storage.StatusPending {
 		t.Fatalf("created %+v", rw)
 	}
 	if err := db.DecideRewrite(ctx, "r_1", "allow", "user", "ask", "summarize-then-prune-tail", t0.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DecideRewrite(ctx, "r_1", "decline", "user", "ask", "", t0); !errors.Is(err, ErrAlreadyDecided) {
+	if err := db.DecideRewrite(ctx, "r_1", "decline", "user", "ask", "", t0); !errors.Is(err, storage.ErrAlreadyDecided) {
 		t.Fatalf("second decision: %v", err)
 	}
-	if err := db.DecideRewrite(ctx, "r_nope", "allow", "user", "ask", "", t0); !errors.Is(err, ErrNotFound) {
+	if err := db.DecideRewrite(ctx, "r_nope", "allow", "user", "ask", "", t0); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unknown rewrite: %v", err)
 	}
 	// The compaction call itself does not count; the next conversation request does.
-	c := req("s", "2", t0.Add(3*time.Second), Usage{Input: 999}, 0.05)
-	c.Purpose = PurposeCompaction
+	c := req("s", "2", t0.Add(3*time.Second), pricing.Usage{Input: 999}, 0.05)
+	c.Purpose = storage.PurposeCompaction
 	db.RecordRequest(ctx, c)
-	db.RecordRequest(ctx, req("s", "3", t0.Add(4*time.Second), Usage{Input: 20, CacheRead: 64, CacheWrite: 250, Output: 5}, 0.02))
-	db.RecordRequest(ctx, req("s", "4", t0.Add(5*time.Second), Usage{Input: 1, CacheRead: 400}, 0.001))
+	db.RecordRequest(ctx, req("s", "3", t0.Add(4*time.Second), pricing.Usage{Input: 20, CacheRead: 64, CacheWrite: 250, Output: 5}, 0.02))
+	db.RecordRequest(ctx, req("s", "4", t0.Add(5*time.Second), pricing.Usage{Input: 1, CacheRead: 400}, 0.001))
 	got, err := db.Rewrite(ctx, "r_1")
 	if err != nil {
 		t.Fatal(err)
@@ -204,21 +206,21 @@ func TestSpendStacksAddUpToTheTotal(t *testing.T) {
 	db := openTest(t)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	// 23:30 UTC on the 29th is 00:30 on the 30th in Berlin.
-	r1 := req("s", "1", time.Date(2026, 11, 29, 23, 30, 0, 0, time.UTC), Usage{Input: 100, CacheRead: 1000, Output: 10}, 0)
-	r1.Cost = Cost{Input: 0.30, CacheRead: 0.05, CacheWrite: 0.10, Output: 0.02, Total: 0.47}
+	r1 := req("s", "1", time.Date(2026, 11, 29, 23, 30, 0, 0, time.UTC), pricing.Usage{Input: 100, CacheRead: 1000, Output: 10}, 0)
+	r1.Cost = pricing.Cost{Input: 0.30, CacheRead: 0.05, CacheWrite: 0.10, Output: 0.02, Total: 0.47}
 	db.RecordRequest(ctx, r1)
 	pred := int64(5000)
-	db.CreateRewrite(ctx, Rewrite{ID: "r_a", Session: SessionMeta{ID: "s"}, At: r1.At.Add(time.Minute), Status: StatusDecided, Decision: "allow", Reason: "auto", PredictedCold: &pred})
-	sum := req("s", "2", r1.At.Add(2*time.Minute), Usage{Input: 50, Output: 40}, 0)
-	sum.Purpose = PurposeCompaction
-	sum.Cost = Cost{Input: 0.01, CacheRead: 0.02, Output: 0.03, Total: 0.06}
+	db.CreateRewrite(ctx, storage.Rewrite{ID: "r_a", Session: storage.SessionMeta{ID: "s"}, At: r1.At.Add(time.Minute), Status: storage.StatusDecided, Decision: "allow", Reason: "auto", PredictedCold: &pred})
+	sum := req("s", "2", r1.At.Add(2*time.Minute), pricing.Usage{Input: 50, Output: 40}, 0)
+	sum.Purpose = storage.PurposeCompaction
+	sum.Cost = pricing.Cost{Input: 0.01, CacheRead: 0.02, Output: 0.03, Total: 0.06}
 	db.RecordRequest(ctx, sum)
-	after := req("s", "3", r1.At.Add(3*time.Minute), Usage{Input: 5000, CacheRead: 64}, 0)
-	after.Cost = Cost{Input: 1.5, CacheRead: 0.001, Output: 0.01, Total: 1.511}
+	after := req("s", "3", r1.At.Add(3*time.Minute), pricing.Usage{Input: 5000, CacheRead: 64}, 0)
+	after.Cost = pricing.Cost{Input: 1.5, CacheRead: 0.001, Output: 0.01, Total: 1.511}
 	db.RecordRequest(ctx, after)
-	db.CreateRewrite(ctx, Rewrite{ID: "r_b", Session: SessionMeta{ID: "s"}, At: r1.At.Add(4 * time.Minute), Status: StatusDecided, Decision: "decline", Reason: "user", PredictedCold: &pred})
+	db.CreateRewrite(ctx, storage.Rewrite{ID: "r_b", Session: storage.SessionMeta{ID: "s"}, At: r1.At.Add(4 * time.Minute), Status: storage.StatusDecided, Decision: "decline", Reason: "user", PredictedCold: &pred})
 
-	sp, err := db.Spend(ctx, SpendByDay, berlin, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	sp, err := db.Spend(ctx, storage.SpendByDay, berlin, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +238,7 @@ func TestSpendStacksAddUpToTheTotal(t *testing.T) {
 	if sp.Folds != 1 || sp.Declined != 1 || sp.AvoidedColdTokens != 5000 {
 		t.Fatalf("folds %d declined %d avoided %d", sp.Folds, sp.Declined, sp.AvoidedColdTokens)
 	}
-	byModel, err := db.Spend(ctx, SpendByModel, time.UTC, time.Time{})
+	byModel, err := db.Spend(ctx, storage.SpendByModel, time.UTC, time.Time{})
 	if err != nil || len(byModel.Rows) != 1 || byModel.Rows[0].Key != "deepseek-flash" {
 		t.Fatalf("by model %+v %v", byModel, err)
 	}
@@ -249,7 +251,7 @@ func TestSessionsPageByCursorAndDelete(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	for i := 0; i < 7; i++ {
-		db.RecordRequest(ctx, req(fmt.Sprintf("s%d", i), "x", t0.Add(time.Duration(i)*time.Minute), Usage{Input: 1}, 0))
+		db.RecordRequest(ctx, req(fmt.Sprintf("s%d", i), "x", t0.Add(time.Duration(i)*time.Minute), pricing.Usage{Input: 1}, 0))
 	}
 	var seen []string
 	cursor := ""
@@ -275,7 +277,7 @@ func TestSessionsPageByCursorAndDelete(t *testing.T) {
 	if err := db.DeleteSession(ctx, "s3"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Session(ctx, "s3"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Session(ctx, "s3"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("deleted session still readable: %v", err)
 	}
 	var n int

@@ -12,7 +12,7 @@
 //     transaction together with their version rows.
 //   - Only token counts, costs, hashes and metadata are stored, never text.
 //   - No package globals: every handle is a *DB returned by Open.
-package storage
+package sqlite
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"cmp"
@@ -7,31 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"tollgate/guard/api"
-	"tollgate/pricing"
-)
-
-// The records are the guard's (guard/api is a leaf of plain types); the
-// aliases keep storage's own names and let *DB satisfy guard.Store.
-type (
-	// Usage is a request's token counts, disjoint (DESIGN §3).
-	Usage = api.Tokens
-	// Cost is what a request cost in USD, by kind.
-	Cost = pricing.Cost
-	// SessionMeta is what a request or rewrite says about its session.
-	SessionMeta = api.SessionMeta
-	// Request is one routed request, priced, ready to store.
-	Request = api.RequestRecord
-	// StoredRequest is the committed row: what the API answers.
-	StoredRequest = api.StoredRequest
-)
-
-// Purposes of a request.
-const (
-	PurposeConversation = api.PurposeConversation
-	PurposeCompaction   = api.PurposeCompaction
-	PurposeSubagent     = api.PurposeSubagent
+	"tollgate/storage"
 )
 
 // RecordRequest stores one request and returns once it is committed. Under
@@ -39,25 +15,25 @@ const (
 // append for many), which is what makes thousands of acknowledged writes a
 // second possible; every caller still hears back only after the commit that
 // holds its row.
-func (db *DB) RecordRequest(ctx context.Context, r Request) (StoredRequest, error) {
+func (db *DB) RecordRequest(ctx context.Context, r storage.Request) (storage.StoredRequest, error) {
 	res, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		return recordRequestTx(ctx, tx, r)
 	})
 	if err != nil {
-		return StoredRequest{}, fmt.Errorf("recording request %q of session %q: %w", r.RequestID, r.Session.ID, err)
+		return storage.StoredRequest{}, fmt.Errorf("recording request %q of session %q: %w", r.RequestID, r.Session.ID, err)
 	}
-	return res.(StoredRequest), nil
+	return res.(storage.StoredRequest), nil
 }
 
 // RecordRequests stores many requests in one transaction (imports).
-func (db *DB) RecordRequests(ctx context.Context, rs []Request) ([]StoredRequest, error) {
+func (db *DB) RecordRequests(ctx context.Context, rs []storage.Request) ([]storage.StoredRequest, error) {
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("recording %d requests: %w", len(rs), err)
 	}
 	defer tx.Rollback()
 	q := db.stmts(tx)
-	out := make([]StoredRequest, 0, len(rs))
+	out := make([]storage.StoredRequest, 0, len(rs))
 	for _, r := range rs {
 		st, err := recordRequestTx(ctx, q, r)
 		if err != nil {
@@ -87,7 +63,7 @@ const sessionMetaUpdate = `
 
 // upsertSessionTx creates the session on first sight and refreshes what the
 // caller knows. lastAt only moves forward.
-func upsertSessionTx(ctx context.Context, tx querier, m SessionMeta, at time.Time) error {
+func upsertSessionTx(ctx context.Context, tx querier, m storage.SessionMeta, at time.Time) error {
 	ms := at.UnixMilli()
 	_, err := tx.ExecContext(ctx, `
 INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at)
@@ -100,12 +76,12 @@ ON CONFLICT(id) DO UPDATE SET `+sessionMetaUpdate,
 	return nil
 }
 
-func recordRequestTx(ctx context.Context, tx querier, r Request) (StoredRequest, error) {
+func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storage.StoredRequest, error) {
 	if r.Session.ID == "" {
-		return StoredRequest{}, errors.New("empty session id")
+		return storage.StoredRequest{}, errors.New("empty session id")
 	}
 	if r.Purpose == "" {
-		r.Purpose = PurposeConversation
+		r.Purpose = storage.PurposeConversation
 	}
 	r.Profile = cmp.Or(r.Profile, r.Session.Profile)
 	r.Provider = cmp.Or(r.Provider, r.Session.Provider)
@@ -132,14 +108,14 @@ func recordRequestTx(ctx context.Context, tx querier, r Request) (StoredRequest,
 		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID)
 	}
 	if err != nil {
-		return StoredRequest{}, fmt.Errorf("inserting request: %w", err)
+		return storage.StoredRequest{}, fmt.Errorf("inserting request: %w", err)
 	}
 
 	// Then the session: created on first sight, its metadata refreshed and
 	// its totals advanced. It answers whether a rewrite waits for its
 	// actual cold tokens.
 	var lastContext sql.NullInt64
-	if r.Purpose == PurposeConversation {
+	if r.Purpose == storage.PurposeConversation {
 		lastContext = sql.NullInt64{Int64: contextTokens, Valid: true}
 	}
 	pricedDefault := 0
@@ -166,13 +142,13 @@ RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'al
 		m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms,
 		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, r.Cost.Total, lastContext, pricedDefault,
 		lastContext.Valid, m.ID).Scan(&awaiting); err != nil {
-		return StoredRequest{}, fmt.Errorf("saving session %q: %w", m.ID, err)
+		return storage.StoredRequest{}, fmt.Errorf("saving session %q: %w", m.ID, err)
 	}
-	st := StoredRequest{
+	st := storage.StoredRequest{
 		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
 		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
 	}
-	if !awaiting || r.Purpose != PurposeConversation {
+	if !awaiting || r.Purpose != storage.PurposeConversation {
 		return st, nil
 	}
 	// The first main-conversation request after an allowed rewrite shows
@@ -190,8 +166,8 @@ RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'al
 
 // storedRequestTx reads back a stored request: a retry gets the first
 // answer, and nothing is written.
-func storedRequestTx(ctx context.Context, tx querier, session, requestID string) (StoredRequest, error) {
-	st := StoredRequest{SessionID: session, RequestID: requestID, Duplicate: true}
+func storedRequestTx(ctx context.Context, tx querier, session, requestID string) (storage.StoredRequest, error) {
+	st := storage.StoredRequest{SessionID: session, RequestID: requestID, Duplicate: true}
 	var at int64
 	var offPeak int
 	err := tx.QueryRowContext(ctx, `SELECT seq, at, purpose, context_tokens, cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, priced_by, off_peak

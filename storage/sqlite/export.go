@@ -1,20 +1,17 @@
-package storage
+package sqlite
 
 import (
 	"context"
 	"fmt"
 	"time"
-
-	"tollgate/guard/api"
+	"tollgate/pricing"
+	"tollgate/storage"
 )
-
-// ExportedRequest is one request row as exported (CSV/JSON).
-type ExportedRequest = api.ExportedRequest
 
 // ExportRequests calls fn for every request of a session ("" = every session)
 // in session, seq order, streaming: exports of big databases stay small in
 // memory.
-func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(ExportedRequest) error) error {
+func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(storage.ExportedRequest) error) error {
 	q := `SELECT session_id, request_id, seq, at, purpose, turn, profile, provider, model,
 		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
 		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak FROM requests`
@@ -30,7 +27,7 @@ func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(Expo
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r ExportedRequest
+		var r storage.ExportedRequest
 		var at int64
 		var offPeak int
 		if err := rows.Scan(&r.Session, &r.RequestID, &r.Seq, &at, &r.Purpose, &r.Turn, &r.Profile, &r.Provider, &r.Model,
@@ -48,7 +45,7 @@ func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(Expo
 }
 
 // ExportRewrites calls fn for every rewrite of a session ("" = all), as folds.
-func (db *DB) ExportRewrites(ctx context.Context, sessionID string, fn func(api.Fold) error) error {
+func (db *DB) ExportRewrites(ctx context.Context, sessionID string, fn func(storage.Fold) error) error {
 	q := "SELECT " + rewriteColumns + " FROM rewrites r"
 	var args []any
 	if sessionID != "" {
@@ -66,7 +63,7 @@ func (db *DB) ExportRewrites(ctx context.Context, sessionID string, fn func(api.
 		if err != nil {
 			return fmt.Errorf("exporting rewrites: %w", err)
 		}
-		if err := fn(FoldOf(r)); err != nil {
+		if err := fn(storage.FoldOf(r)); err != nil {
 			return err
 		}
 	}
@@ -74,14 +71,14 @@ func (db *DB) ExportRewrites(ctx context.Context, sessionID string, fn func(api.
 }
 
 // Repricer prices one stored request again with today's prices.
-type Repricer func(r ExportedRequest) (cost Cost, prices string, pricedBy string, offPeak bool, err error)
+type Repricer func(r storage.ExportedRequest) (cost pricing.Cost, prices string, pricedBy string, offPeak bool, err error)
 
 // Reprice re-prices the requests of one session ("" = all) in one
 // transaction and recomputes the session totals. Costs are stored with the
 // prices used at the time; this is the explicit action that replaces them.
 func (db *DB) Reprice(ctx context.Context, sessionID string, price Repricer) (requests, sessions int64, err error) {
-	var all []ExportedRequest
-	if err := db.ExportRequests(ctx, sessionID, func(r ExportedRequest) error { all = append(all, r); return nil }); err != nil {
+	var all []storage.ExportedRequest
+	if err := db.ExportRequests(ctx, sessionID, func(r storage.ExportedRequest) error { all = append(all, r); return nil }); err != nil {
 		return 0, 0, err
 	}
 	_, err = db.writer.submit(ctx, func(tx querier) (any, error) {

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -6,43 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"tollgate/guard/api"
-)
-
-// Rewrite statuses.
-const (
-	StatusPending = api.StatusPending
-	StatusDecided = api.StatusDecided
-)
-
-// ErrNotFound is returned when a row does not exist.
-var ErrNotFound = api.ErrNotFound
-
-// ErrAlreadyDecided is returned when a rewrite already has its decision.
-var ErrAlreadyDecided = api.ErrAlreadyDecided
-
-type (
-	// SummaryCall is the usage of a fold's summary call, when known.
-	SummaryCall = api.SummaryCallUsage
-	// Rewrite is one asked (or imported) context rewrite.
-	Rewrite = api.RewriteRecord
+	"tollgate/storage"
 )
 
 // CreateRewrite stores a rewrite (pending, or already decided in auto and
 // off modes: then one commit covers the whole gate). Seq is filled in from
 // the session's request count.
-func (db *DB) CreateRewrite(ctx context.Context, r Rewrite) (Rewrite, error) {
+func (db *DB) CreateRewrite(ctx context.Context, r storage.Rewrite) (storage.Rewrite, error) {
 	res, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		return createRewriteTx(ctx, tx, r)
 	})
 	if err != nil {
 		return r, fmt.Errorf("storing rewrite %s of session %q: %w", r.ID, r.Session.ID, err)
 	}
-	return res.(Rewrite), nil
+	return res.(storage.Rewrite), nil
 }
 
-func createRewriteTx(ctx context.Context, tx querier, r Rewrite) (Rewrite, error) {
+func createRewriteTx(ctx context.Context, tx querier, r storage.Rewrite) (storage.Rewrite, error) {
 	if err := upsertSessionTx(ctx, tx, r.Session, r.At); err != nil {
 		return r, err
 	}
@@ -55,7 +35,7 @@ func createRewriteTx(ctx context.Context, tx querier, r Rewrite) (Rewrite, error
 		r.Source = "api"
 	}
 	if r.Status == "" {
-		r.Status = StatusPending
+		r.Status = storage.StatusPending
 	}
 	if r.Plan == "" {
 		r.Plan = "{}"
@@ -65,7 +45,7 @@ func createRewriteTx(ctx context.Context, tx querier, r Rewrite) (Rewrite, error
 	}
 	sc := r.SummaryCall
 	if sc == nil {
-		sc = &SummaryCall{}
+		sc = &storage.SummaryCall{}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO rewrites (id, session_id, seq, at, engine, turn, trigger, kind, source, mode, status,
 		decision, reason, order_name, pre_tokens, predicted_cold, actual_cold, cost_usd,
@@ -83,7 +63,7 @@ func createRewriteTx(ctx context.Context, tx querier, r Rewrite) (Rewrite, error
 }
 
 // DecideRewrite records the decision of a pending rewrite. A rewrite is
-// decided once: a second decision gets ErrAlreadyDecided.
+// decided once: a second decision gets storage.ErrAlreadyDecided.
 func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, order string, at time.Time) error {
 	_, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		res, err := tx.ExecContext(ctx, `UPDATE rewrites SET status = 'decided', decision = ?, reason = ?, mode = ?,
@@ -95,9 +75,9 @@ func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, ord
 		if n, _ := res.RowsAffected(); n == 0 {
 			var status string
 			if err := tx.QueryRowContext(ctx, "SELECT status FROM rewrites WHERE id = ?", id).Scan(&status); errors.Is(err, sql.ErrNoRows) {
-				return nil, ErrNotFound
+				return nil, storage.ErrNotFound
 			}
-			return nil, ErrAlreadyDecided
+			return nil, storage.ErrAlreadyDecided
 		}
 		return nil, nil
 	})
@@ -119,7 +99,7 @@ func (db *DB) SetRewriteOutcome(ctx context.Context, id string, applied bool, er
 			return nil, err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return nil, ErrNotFound
+			return nil, storage.ErrNotFound
 		}
 		return nil, nil
 	})
@@ -136,11 +116,11 @@ const rewriteColumns = `r.id, r.session_id, r.seq, r.at, r.engine, r.turn, r.tri
 
 type scanner interface{ Scan(...any) error }
 
-func scanRewrite(row scanner) (Rewrite, error) {
-	var r Rewrite
+func scanRewrite(row scanner) (storage.Rewrite, error) {
+	var r storage.Rewrite
 	var at, deadline, decided int64
 	var predicted, actual, applied sql.NullInt64
-	var sc SummaryCall
+	var sc storage.SummaryCall
 	err := row.Scan(&r.ID, &r.Session.ID, &r.Seq, &at, &r.Engine, &r.Turn, &r.Trigger, &r.Kind, &r.Source, &r.Mode, &r.Status,
 		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &actual, &r.CostUSD,
 		&sc.Input, &sc.CacheRead, &sc.CacheWrite, &sc.Output, &sc.CostUSD,
@@ -165,17 +145,17 @@ func scanRewrite(row scanner) (Rewrite, error) {
 		b := applied.Int64 == 1
 		r.Applied = &b
 	}
-	if sc != (SummaryCall{}) {
+	if sc != (storage.SummaryCall{}) {
 		r.SummaryCall = &sc
 	}
 	return r, nil
 }
 
-// Rewrite reads one rewrite.
-func (db *DB) Rewrite(ctx context.Context, id string) (Rewrite, error) {
+// storage.Rewrite reads one rewrite.
+func (db *DB) Rewrite(ctx context.Context, id string) (storage.Rewrite, error) {
 	r, err := scanRewrite(db.sql.QueryRowContext(ctx, "SELECT "+rewriteColumns+" FROM rewrites r WHERE r.id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("reading rewrite %s: %w", id, ErrNotFound)
+		return r, fmt.Errorf("reading rewrite %s: %w", id, storage.ErrNotFound)
 	}
 	if err != nil {
 		return r, fmt.Errorf("reading rewrite %s: %w", id, err)
@@ -184,13 +164,13 @@ func (db *DB) Rewrite(ctx context.Context, id string) (Rewrite, error) {
 }
 
 // SessionRewrites lists a session's rewrites in order.
-func (db *DB) SessionRewrites(ctx context.Context, sessionID string) ([]Rewrite, error) {
+func (db *DB) SessionRewrites(ctx context.Context, sessionID string) ([]storage.Rewrite, error) {
 	rows, err := db.sql.QueryContext(ctx, "SELECT "+rewriteColumns+" FROM rewrites r WHERE r.session_id = ? ORDER BY r.at, r.seq, r.id", sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("listing rewrites of %q: %w", sessionID, err)
 	}
 	defer rows.Close()
-	var out []Rewrite
+	var out []storage.Rewrite
 	for rows.Next() {
 		r, err := scanRewrite(rows)
 		if err != nil {

@@ -1,17 +1,16 @@
-package storage
+package sqlite
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"tollgate/guard/api"
+	"tollgate/pricing"
+	"tollgate/storage"
 )
 
 // Session reads are served straight into the API's read models (guard/api
@@ -26,8 +25,8 @@ const sessionColumns = `s.id, s.harness, s.profile, s.provider, s.model, s.title
 
 const sessionFrom = ` FROM sessions s LEFT JOIN session_modes m ON m.session_id = s.id`
 
-func scanSession(row scanner) (api.Session, error) {
-	var s api.Session
+func scanSession(row scanner) (storage.Session, error) {
+	var s storage.Session
 	var started, last int64
 	var byDefault int
 	err := row.Scan(&s.ID, &s.Harness, &s.Profile, &s.Provider, &s.Model, &s.Title, &started, &last, &s.Requests,
@@ -39,11 +38,11 @@ func scanSession(row scanner) (api.Session, error) {
 	s.StartedAt = time.UnixMilli(started).UTC()
 	s.LastAt = time.UnixMilli(last).UTC()
 	s.PricedByDefault = byDefault == 1
-	s.HitRate = hitRate(api.Tokens{Input: s.Tokens.Input, CacheRead: s.Tokens.CacheRead, CacheWrite: s.Tokens.CacheWrite, CacheWrite1h: s.Tokens.CacheWrite1h})
+	s.HitRate = hitRate(s.Tokens)
 	return s, nil
 }
 
-func hitRate(t api.Tokens) float64 {
+func hitRate(t pricing.Usage) float64 {
 	prompt := t.Input + t.CacheRead + t.CacheWrite + t.CacheWrite1h
 	if prompt == 0 {
 		return 0
@@ -53,7 +52,7 @@ func hitRate(t api.Tokens) float64 {
 
 // Sessions lists sessions by latest activity, newest first. before is the
 // cursor a previous page returned ("" for the first page).
-func (db *DB) Sessions(ctx context.Context, limit int, before string) (api.SessionList, error) {
+func (db *DB) Sessions(ctx context.Context, limit int, before string) (storage.SessionList, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 50
 	}
@@ -62,7 +61,7 @@ func (db *DB) Sessions(ctx context.Context, limit int, before string) (api.Sessi
 	if before != "" {
 		ms, id, ok := parseCursor(before)
 		if !ok {
-			return api.SessionList{}, fmt.Errorf("before: %q is not a cursor this server issued", before)
+			return storage.SessionList{}, fmt.Errorf("before: %q is not a cursor this server issued", before)
 		}
 		q += " WHERE (s.last_at < ? OR (s.last_at = ? AND s.id > ?))"
 		args = append(args, ms, ms, id)
@@ -71,10 +70,10 @@ func (db *DB) Sessions(ctx context.Context, limit int, before string) (api.Sessi
 	args = append(args, limit+1)
 	rows, err := db.sql.QueryContext(ctx, q, args...)
 	if err != nil {
-		return api.SessionList{}, fmt.Errorf("listing sessions: %w", err)
+		return storage.SessionList{}, fmt.Errorf("listing sessions: %w", err)
 	}
 	defer rows.Close()
-	list := api.SessionList{Sessions: []api.Session{}}
+	list := storage.SessionList{Sessions: []storage.Session{}}
 	for rows.Next() {
 		s, err := scanSession(rows)
 		if err != nil {
@@ -101,10 +100,10 @@ func parseCursor(c string) (int64, string, bool) {
 }
 
 // Session reads one session.
-func (db *DB) Session(ctx context.Context, id string) (api.Session, error) {
+func (db *DB) Session(ctx context.Context, id string) (storage.Session, error) {
 	s, err := scanSession(db.sql.QueryRowContext(ctx, "SELECT "+sessionColumns+sessionFrom+" WHERE s.id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return s, fmt.Errorf("reading session %q: %w", id, ErrNotFound)
+		return s, fmt.Errorf("reading session %q: %w", id, storage.ErrNotFound)
 	}
 	if err != nil {
 		return s, fmt.Errorf("reading session %q: %w", id, err)
@@ -112,14 +111,14 @@ func (db *DB) Session(ctx context.Context, id string) (api.Session, error) {
 	return s, nil
 }
 
-// SessionMeta reads what a session knows of its harness, profile and
+// storage.SessionMeta reads what a session knows of its harness, profile and
 // model: the gate's pricing lookup needs only this, not the totals.
-func (db *DB) SessionMeta(ctx context.Context, id string) (api.SessionMeta, error) {
-	m := api.SessionMeta{ID: id}
+func (db *DB) SessionMeta(ctx context.Context, id string) (storage.SessionMeta, error) {
+	m := storage.SessionMeta{ID: id}
 	err := db.sql.QueryRowContext(ctx, `SELECT harness, profile, provider, model, title, context_window, threshold_tokens FROM sessions WHERE id = ?`, id).
 		Scan(&m.Harness, &m.Profile, &m.Provider, &m.Model, &m.Title, &m.ContextWindow, &m.ThresholdTokens)
 	if errors.Is(err, sql.ErrNoRows) {
-		return m, fmt.Errorf("reading session %q: %w", id, ErrNotFound)
+		return m, fmt.Errorf("reading session %q: %w", id, storage.ErrNotFound)
 	}
 	if err != nil {
 		return m, fmt.Errorf("reading session %q: %w", id, err)
@@ -128,8 +127,8 @@ func (db *DB) SessionMeta(ctx context.Context, id string) (api.SessionMeta, erro
 }
 
 // Series reads a session's main-conversation points and its folds.
-func (db *DB) Series(ctx context.Context, id string) (api.Series, error) {
-	var out api.Series
+func (db *DB) Series(ctx context.Context, id string) (storage.Series, error) {
+	var out storage.Series
 	s, err := db.Session(ctx, id)
 	if err != nil {
 		return out, err
@@ -141,9 +140,9 @@ func (db *DB) Series(ctx context.Context, id string) (api.Series, error) {
 		return out, fmt.Errorf("reading series of %q: %w", id, err)
 	}
 	defer rows.Close()
-	out.Points = make(api.Points, 0, s.Requests)
+	out.Points = make(storage.Points, 0, s.Requests)
 	for rows.Next() {
-		var p api.Point
+		var p storage.Point
 		var at int64
 		if err := rows.Scan(&p.Seq, &at, &p.Purpose, &p.ContextTokens, &p.Input, &p.CacheRead, &p.CacheWrite, &p.CacheWrite1h, &p.Output, &p.CostUSD); err != nil {
 			return out, fmt.Errorf("reading series of %q: %w", id, err)
@@ -158,61 +157,29 @@ func (db *DB) Series(ctx context.Context, id string) (api.Series, error) {
 	if err != nil {
 		return out, err
 	}
-	out.Folds = make([]api.Fold, 0, len(rws))
+	out.Folds = make([]storage.Fold, 0, len(rws))
 	for _, r := range rws {
-		out.Folds = append(out.Folds, FoldOf(r))
+		out.Folds = append(out.Folds, storage.FoldOf(r))
 	}
 	return out, nil
 }
-
-// FoldOf turns a stored rewrite into the series' fold shape.
-func FoldOf(r Rewrite) api.Fold {
-	f := api.Fold{
-		Rewrite: r.ID, Seq: r.Seq, At: r.At, Kind: r.Kind, Trigger: r.Trigger, PreTokens: r.PreTokens,
-		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason,
-		Mode: r.Mode, Order: r.Order, Applied: r.Applied, CostUSD: r.CostUSD, Source: r.Source, Turn: r.Turn,
-	}
-	if r.Quote != "" && r.Quote != "null" {
-		// The quote's top level is the chosen (recommended) order.
-		var q struct {
-			Prune struct {
-				Count int `json:"count"`
-			} `json:"prune"`
-		}
-		if json.Unmarshal([]byte(r.Quote), &q) == nil {
-			f.PruneCount = q.Prune.Count
-		}
-	}
-	if r.SummaryCall != nil {
-		sc := r.SummaryCall
-		f.SummaryCall = &api.SummaryCall{Input: sc.Input, CacheRead: sc.CacheRead, CacheWrite: sc.CacheWrite + sc.CacheWrite1h, Output: sc.Output, CostUSD: sc.CostUSD}
-	}
-	return f
-}
-
-// Spend buckets.
-const (
-	SpendByDay     = "day"
-	SpendByProfile = "profile"
-	SpendByModel   = "model"
-)
 
 // Spend sums what was billed since `since`, bucketed by local day (in loc),
 // profile or model. Four stacks add up to the total: cache-hit input, cold
 // input, output, and the break premium — the summary calls plus the cold
 // input of the first main request after each applied fold.
-func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since time.Time) (api.Spend, error) {
-	out := api.Spend{By: by, TZ: loc.String(), Rows: []api.SpendRow{}}
+func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since time.Time) (storage.Spend, error) {
+	out := storage.Spend{By: by, TZ: loc.String(), Rows: []storage.SpendRow{}}
 	var key string
 	switch by {
-	case SpendByDay:
+	case storage.SpendByDay:
 		// 15-minute UTC buckets map onto local days for every real time zone
 		// offset (they are multiples of 15 minutes), so SQLite sums and Go
 		// only places a few thousand buckets.
 		key = "CAST(r.at / 900000 AS TEXT)"
-	case SpendByProfile:
+	case storage.SpendByProfile:
 		key = "r.profile"
-	case SpendByModel:
+	case storage.SpendByModel:
 		key = "r.model"
 	default:
 		return out, fmt.Errorf("by: %q: want day, profile or model", by)
@@ -232,11 +199,11 @@ func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since ti
 		return out, fmt.Errorf("summing spend by %s: %w", by, err)
 	}
 	defer rows.Close()
-	buckets := map[string]*api.SpendRow{}
+	buckets := map[string]*storage.SpendRow{}
 	var order []string
 	for rows.Next() {
 		var k string
-		var r api.SpendRow
+		var r storage.SpendRow
 		var premium, compactionHit, compactionOut float64
 		if err := rows.Scan(&k, &r.Requests, &r.Tokens.Input, &r.Tokens.CacheRead, &r.Tokens.CacheWrite, &r.Tokens.CacheWrite1h, &r.Tokens.Output,
 			&r.CacheReadUSD, &r.ColdInputUSD, &r.OutputUSD, &r.TotalUSD, &premium, &compactionHit, &compactionOut); err != nil {
@@ -248,13 +215,13 @@ func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since ti
 		r.CacheReadUSD -= compactionHit
 		r.OutputUSD -= compactionOut
 		r.ColdInputUSD -= premium - compactionHit - compactionOut
-		if by == SpendByDay {
+		if by == storage.SpendByDay {
 			q, _ := strconv.ParseInt(k, 10, 64)
 			k = time.UnixMilli(q * 900000).In(loc).Format("2006-01-02")
 		}
 		b, ok := buckets[k]
 		if !ok {
-			b = &api.SpendRow{Key: k}
+			b = &storage.SpendRow{Key: k}
 			buckets[k] = b
 			order = append(order, k)
 		}
@@ -281,7 +248,7 @@ func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since ti
 	return out, nil
 }
 
-func addSpend(dst *api.SpendRow, r api.SpendRow) {
+func addSpend(dst *storage.SpendRow, r storage.SpendRow) {
 	dst.Requests += r.Requests
 	dst.CacheReadUSD += r.CacheReadUSD
 	dst.ColdInputUSD += r.ColdInputUSD
@@ -304,7 +271,7 @@ func (db *DB) DeleteSession(ctx context.Context, id string) error {
 			return nil, err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return nil, ErrNotFound
+			return nil, storage.ErrNotFound
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM session_modes WHERE session_id = ?", id); err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -10,20 +10,21 @@ import (
 	"time"
 
 	"tollgate/pricing"
+	"tollgate/storage"
 )
 
-func impReq(session, id string, at time.Time, purpose string, u Usage) *Request {
+func impReq(session, id string, at time.Time, purpose string, u pricing.Usage) *storage.Request {
 	total := float64(u.Input)*3e-6 + float64(u.CacheRead)*0.3e-6 + float64(u.CacheWrite+u.CacheWrite1h)*3.75e-6 + float64(u.Output)*15e-6
-	return &Request{
-		Session:   SessionMeta{ID: session, Harness: "claude-code", Provider: "anthropic", Model: "claude-opus-4-6", Title: "proj", ContextWindow: 200000},
+	return &storage.Request{
+		Session:   storage.SessionMeta{ID: session, Harness: "claude-code", Provider: "anthropic", Model: "claude-opus-4-6", Title: "proj", ContextWindow: 200000},
 		RequestID: id, At: at, Purpose: purpose, Usage: u, Provider: "anthropic", Model: "claude-opus-4-6",
 		Cost:   pricing.Cost{Input: float64(u.Input) * 3e-6, CacheRead: float64(u.CacheRead) * 0.3e-6, CacheWrite: float64(u.CacheWrite+u.CacheWrite1h) * 3.75e-6, Output: float64(u.Output) * 15e-6, Total: total},
 		Prices: `{"pricePerMTokens":3}`, PricedBy: "builtin",
 	}
 }
 
-func impFold(session, id string, at time.Time, pre int64) *Rewrite {
-	return &Rewrite{ID: id, Session: SessionMeta{ID: session, Harness: "claude-code"}, At: at, Kind: "summary", Trigger: "auto", PreTokens: pre, Plan: `{"source":"import"}`}
+func impFold(session, id string, at time.Time, pre int64) *storage.Rewrite {
+	return &storage.Rewrite{ID: id, Session: storage.SessionMeta{ID: session, Harness: "claude-code"}, At: at, Kind: "summary", Trigger: "auto", PreTokens: pre, Plan: `{"source":"import"}`}
 }
 
 // the items of two passes over one log: conversation requests, a
@@ -32,18 +33,18 @@ func sampleItems() [][]ImportItem {
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	var pass1, pass2 []ImportItem
 	for i := 1; i <= 5; i++ {
-		pass1 = append(pass1, ImportItem{Request: impReq("cc:1", fmt.Sprint("m", i), at(i), PurposeConversation, Usage{Input: 3, CacheRead: int64(1000 * i), CacheWrite: 200, Output: int64(10 * i)})})
+		pass1 = append(pass1, ImportItem{Request: impReq("cc:1", fmt.Sprint("m", i), at(i), storage.PurposeConversation, pricing.Usage{Input: 3, CacheRead: int64(1000 * i), CacheWrite: 200, Output: int64(10 * i)})})
 	}
 	pass1 = append(pass1,
-		ImportItem{Request: impReq("cc:1", "sub1", at(6), PurposeSubagent, Usage{Input: 5, CacheWrite1h: 900, Output: 40})},
-		ImportItem{Request: impReq("cc:1", "call1", at(7), PurposeCompaction, Usage{Input: 3, CacheRead: 5000, CacheWrite: 800, Output: 1200})},
+		ImportItem{Request: impReq("cc:1", "sub1", at(6), storage.PurposeSubagent, pricing.Usage{Input: 5, CacheWrite1h: 900, Output: 40})},
+		ImportItem{Request: impReq("cc:1", "call1", at(7), storage.PurposeCompaction, pricing.Usage{Input: 3, CacheRead: 5000, CacheWrite: 800, Output: 1200})},
 		ImportItem{Fold: impFold("cc:1", "r_imp_1", at(8), 6100)},
 	)
 	pass2 = append(pass2,
-		ImportItem{Request: impReq("cc:1", "m6", at(9), PurposeConversation, Usage{Input: 2, CacheRead: 11000, CacheWrite: 4100, Output: 70})},
-		ImportItem{Request: impReq("cc:1", "m7", at(10), PurposeConversation, Usage{Input: 1, CacheRead: 15000, CacheWrite: 300, Output: 20})},
+		ImportItem{Request: impReq("cc:1", "m6", at(9), storage.PurposeConversation, pricing.Usage{Input: 2, CacheRead: 11000, CacheWrite: 4100, Output: 70})},
+		ImportItem{Request: impReq("cc:1", "m7", at(10), storage.PurposeConversation, pricing.Usage{Input: 1, CacheRead: 15000, CacheWrite: 300, Output: 20})},
 		ImportItem{Fold: impFold("cc:1", "r_imp_2", at(11), 15400)},
-		ImportItem{Request: impReq("cc:2", "x1", at(12), PurposeConversation, Usage{Input: 7, Output: 7})},
+		ImportItem{Request: impReq("cc:2", "x1", at(12), storage.PurposeConversation, pricing.Usage{Input: 7, Output: 7})},
 	)
 	return [][]ImportItem{pass1, pass2}
 }
@@ -124,7 +125,7 @@ func TestImportMatchesRecordRequest(t *testing.T) {
 				}
 			} else {
 				r := *it.Fold
-				r.Source, r.Status, r.Decision, r.DecidedAt = "import", StatusDecided, "allow", r.At
+				r.Source, r.Status, r.Decision, r.DecidedAt = "import", storage.StatusDecided, "allow", r.At
 				applied := true
 				r.Applied = &applied
 				if _, err := recorded.CreateRewrite(ctx, r); err != nil {
@@ -176,10 +177,10 @@ func TestImportTwiceAddsNothing(t *testing.T) {
 func TestImportTakesFinalFiguresOfAStreamedMessage(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
-	first := impReq("cc:1", "m1", t0, PurposeConversation, Usage{Input: 3, CacheRead: 1000, CacheWrite: 200, Output: 9})
+	first := impReq("cc:1", "m1", t0, storage.PurposeConversation, pricing.Usage{Input: 3, CacheRead: 1000, CacheWrite: 200, Output: 9})
 	fold := impFold("cc:1", "r_imp_1", t0.Add(-time.Minute), 900)
 	storePasses(t, db, "/l.jsonl", [][]ImportItem{{{Fold: fold}, {Request: first}}})
-	final := impReq("cc:1", "m1", t0, PurposeConversation, Usage{Input: 3, CacheRead: 1000, CacheWrite: 200, Output: 640})
+	final := impReq("cc:1", "m1", t0, storage.PurposeConversation, pricing.Usage{Input: 3, CacheRead: 1000, CacheWrite: 200, Output: 640})
 	from, _, _ := db.ImportStateOf(ctx, "/l.jsonl")
 	st, err := db.StoreImport(ctx, batch("/l.jsonl", from, 200, []ImportItem{{Request: final}}))
 	if err != nil || st.Updated != 1 || st.Requests != 0 {
@@ -207,18 +208,18 @@ func TestImportRepurposesASummaryCall(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	fold0 := impFold("cx:1", "r_imp_0", t0, 100)
-	call := impReq("cx:1", "t500", t0.Add(time.Minute), PurposeConversation, Usage{Input: 100, CacheRead: 400})
+	call := impReq("cx:1", "t500", t0.Add(time.Minute), storage.PurposeConversation, pricing.Usage{Input: 100, CacheRead: 400})
 	storePasses(t, db, "/r.jsonl", [][]ImportItem{{{Fold: fold0}, {Request: call}}})
 	if f, _ := db.Rewrite(ctx, "r_imp_0"); f.ActualCold == nil {
 		t.Fatal("fold 0 not closed by the request after it")
 	}
 	// The next pass shows that request was a compaction's summary call.
 	again := *call
-	again.Purpose = PurposeCompaction
+	again.Purpose = storage.PurposeCompaction
 	from, _, _ := db.ImportStateOf(ctx, "/r.jsonl")
 	st, err := db.StoreImport(ctx, batch("/r.jsonl", from, 200, []ImportItem{
 		{Request: &again}, {Fold: impFold("cx:1", "r_imp_1", t0.Add(2*time.Minute), 500)},
-		{Request: impReq("cx:1", "t900", t0.Add(3*time.Minute), PurposeConversation, Usage{Input: 300, CacheRead: 50})},
+		{Request: impReq("cx:1", "t900", t0.Add(3*time.Minute), storage.PurposeConversation, pricing.Usage{Input: 300, CacheRead: 50})},
 	}))
 	if err != nil || st.Updated != 1 {
 		t.Fatalf("%+v %v", st, err)
@@ -250,7 +251,7 @@ func TestImportRefusesAStalePass(t *testing.T) {
 		t.Fatalf("stale pass stored something: %d requests", s.Requests)
 	}
 	// In a group, the stale pass alone is left out.
-	good := batch("/b.jsonl", ImportState{Path: "/b.jsonl"}, 10, []ImportItem{{Request: impReq("cc:9", "z", t0, PurposeConversation, Usage{Input: 1})}})
+	good := batch("/b.jsonl", ImportState{Path: "/b.jsonl"}, 10, []ImportItem{{Request: impReq("cc:9", "z", t0, storage.PurposeConversation, pricing.Usage{Input: 1})}})
 	stale := batch("/a.jsonl", ImportState{Path: "/a.jsonl"}, 100, passes[1])
 	_, errs, err := db.StoreImports(ctx, []ImportBatch{stale, good})
 	if err != nil || !errors.Is(errs[0], ErrImportStale) || errs[1] != nil {
@@ -265,7 +266,7 @@ func TestImportRestartRemovesTheOldRows(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	// The session also holds a request recorded through the API.
-	if _, err := db.RecordRequest(ctx, *impReq("cc:1", "api-1", t0.Add(-time.Hour), PurposeConversation, Usage{Input: 50, Output: 5})); err != nil {
+	if _, err := db.RecordRequest(ctx, *impReq("cc:1", "api-1", t0.Add(-time.Hour), storage.PurposeConversation, pricing.Usage{Input: 50, Output: 5})); err != nil {
 		t.Fatal(err)
 	}
 	passes := sampleItems()
@@ -273,8 +274,8 @@ func TestImportRestartRemovesTheOldRows(t *testing.T) {
 	from, _, _ := db.ImportStateOf(ctx, "/a.jsonl")
 	// The file was rewritten: it now holds two other requests.
 	b := batch("/a.jsonl", from, 50, []ImportItem{
-		{Request: impReq("cc:1", "n1", t0.Add(30*time.Minute), PurposeConversation, Usage{Input: 9, Output: 1})},
-		{Request: impReq("cc:1", "n2", t0.Add(31*time.Minute), PurposeConversation, Usage{Input: 8, Output: 2})},
+		{Request: impReq("cc:1", "n1", t0.Add(30*time.Minute), storage.PurposeConversation, pricing.Usage{Input: 9, Output: 1})},
+		{Request: impReq("cc:1", "n2", t0.Add(31*time.Minute), storage.PurposeConversation, pricing.Usage{Input: 8, Output: 2})},
 	})
 	b.Restart = true
 	st, err := db.StoreImport(ctx, b)
@@ -290,7 +291,7 @@ func TestImportRestartRemovesTheOldRows(t *testing.T) {
 		t.Fatalf("renumbered: %v", rows)
 	}
 	// cc:2 lost its only row and is gone
-	if _, err := db.Session(ctx, "cc:2"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Session(ctx, "cc:2"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("cc:2: %v", err)
 	}
 }
@@ -326,7 +327,7 @@ func BenchmarkStoreImport(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		items := make([]ImportItem, rows)
 		for k := range items {
-			items[k] = ImportItem{Request: impReq(fmt.Sprintf("s%d", i), fmt.Sprint("m", k), t0.Add(time.Duration(k)*time.Second), PurposeConversation, Usage{Input: 3, CacheRead: 5000, CacheWrite: 100, Output: 50})}
+			items[k] = ImportItem{Request: impReq(fmt.Sprintf("s%d", i), fmt.Sprint("m", k), t0.Add(time.Duration(k)*time.Second), storage.PurposeConversation, pricing.Usage{Input: 3, CacheRead: 5000, CacheWrite: 100, Output: 50})}
 		}
 		path := fmt.Sprintf("/f%d", i)
 		if _, err := db.StoreImport(ctx, batch(path, ImportState{Path: path}, 10, items)); err != nil {
@@ -343,8 +344,8 @@ func TestImportCompletesTheRewriteAskedAboutInsteadOfAddingATwin(t *testing.T) {
 	db := openTest(t)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	pred := int64(9000)
-	if _, err := db.CreateRewrite(ctx, Rewrite{ID: "r_api", Session: SessionMeta{ID: "cc:1"}, At: at(6), Kind: "summary", Trigger: "auto",
-		Source: "api", Status: StatusDecided, Decision: "allow", Reason: "user", PredictedCold: &pred, PreTokens: 5000}); err != nil {
+	if _, err := db.CreateRewrite(ctx, storage.Rewrite{ID: "r_api", Session: storage.SessionMeta{ID: "cc:1"}, At: at(6), Kind: "summary", Trigger: "auto",
+		Source: "api", Status: storage.StatusDecided, Decision: "allow", Reason: "user", PredictedCold: &pred, PreTokens: 5000}); err != nil {
 		t.Fatal(err)
 	}
 	storePasses(t, db, "/logs/cc1.jsonl", sampleItems())

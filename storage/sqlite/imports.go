@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"cmp"
@@ -9,6 +9,8 @@ import (
 	"hash/fnv"
 	"sort"
 	"time"
+	"tollgate/pricing"
+	"tollgate/storage"
 )
 
 // Imports: the rows a session log brings in, stored one file pass at a
@@ -48,8 +50,8 @@ type ImportState struct {
 
 // ImportItem is one row to store: a priced request or a fold.
 type ImportItem struct {
-	Request *Request
-	Fold    *Rewrite
+	Request *storage.Request
+	Fold    *storage.Rewrite
 }
 
 // ImportBatch is one pass over one file.
@@ -186,7 +188,7 @@ func (db *DB) StoreImports(ctx context.Context, batches []ImportBatch) (stats []
 type sessionTally struct {
 	base          int64 // sessions.requests when the pass began
 	inserted      int64
-	usage         Usage
+	usage         pricing.Usage
 	cost          float64
 	lastContext   sql.NullInt64
 	pricedDefault int
@@ -195,7 +197,7 @@ type sessionTally struct {
 	link          bool // folds or summary calls changed: relink them
 	upserted      bool // the session row exists; flush widens it to [minAt, maxAt]
 	minAt, maxAt  int64
-	meta          SessionMeta
+	meta          storage.SessionMeta
 }
 
 type importTx struct {
@@ -262,7 +264,7 @@ func (it *importTx) checkFrom(from ImportState) error {
 }
 
 // tally starts (once per pass) the running totals of a session.
-func (it *importTx) tally(m SessionMeta) (*sessionTally, error) {
+func (it *importTx) tally(m storage.SessionMeta) (*sessionTally, error) {
 	if t, ok := it.tallies[m.ID]; ok {
 		return t, nil
 	}
@@ -286,7 +288,7 @@ func (it *importTx) tally(m SessionMeta) (*sessionTally, error) {
 // started/last times to them once. recordRequestTx's per-request upsert
 // leaves the same row: its fields take the same values, and MIN/MAX of the
 // times are the extremes.
-func (it *importTx) extendSession(t *sessionTally, m SessionMeta, at time.Time) error {
+func (it *importTx) extendSession(t *sessionTally, m storage.SessionMeta, at time.Time) error {
 	ms := at.UnixMilli()
 	if t.upserted {
 		t.minAt, t.maxAt = min(t.minAt, ms), max(t.maxAt, ms)
@@ -296,9 +298,9 @@ func (it *importTx) extendSession(t *sessionTally, m SessionMeta, at time.Time) 
 	return upsertSessionTx(it.ctx, it.q, m, at)
 }
 
-func (it *importTx) request(r Request) error {
+func (it *importTx) request(r storage.Request) error {
 	if r.Purpose == "" {
-		r.Purpose = PurposeConversation
+		r.Purpose = storage.PurposeConversation
 	}
 	r.Profile = cmp.Or(r.Profile, r.Session.Profile)
 	r.Provider = cmp.Or(r.Provider, r.Session.Provider)
@@ -332,10 +334,10 @@ func (it *importTx) request(r Request) error {
 	if r.PricedBy == "default" {
 		t.pricedDefault = 1
 	}
-	if r.Purpose == PurposeCompaction {
+	if r.Purpose == storage.PurposeCompaction {
 		t.link = true
 	}
-	if r.Purpose == PurposeConversation {
+	if r.Purpose == storage.PurposeConversation {
 		t.lastContext = sql.NullInt64{Int64: u.Prompt(), Valid: true}
 		if t.awaiting {
 			t.link = true
@@ -350,27 +352,27 @@ func (it *importTx) request(r Request) error {
 	return nil
 }
 
-func addUsage(a, b Usage) Usage {
-	return Usage{Input: a.Input + b.Input, CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite,
+func addUsage(a, b pricing.Usage) pricing.Usage {
+	return pricing.Usage{Input: a.Input + b.Input, CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite,
 		CacheWrite1h: a.CacheWrite1h + b.CacheWrite1h, Output: a.Output + b.Output}
 }
 
-func subUsage(a, b Usage) Usage {
-	return Usage{Input: a.Input - b.Input, CacheRead: a.CacheRead - b.CacheRead, CacheWrite: a.CacheWrite - b.CacheWrite,
+func subUsage(a, b pricing.Usage) pricing.Usage {
+	return pricing.Usage{Input: a.Input - b.Input, CacheRead: a.CacheRead - b.CacheRead, CacheWrite: a.CacheWrite - b.CacheWrite,
 		CacheWrite1h: a.CacheWrite1h - b.CacheWrite1h, Output: a.Output - b.Output}
 }
 
 // dominates: a is at least b in every count and larger in one.
-func dominates(a, b Usage) bool {
+func dominates(a, b pricing.Usage) bool {
 	return a != b && a.Input >= b.Input && a.CacheRead >= b.CacheRead && a.CacheWrite >= b.CacheWrite &&
 		a.CacheWrite1h >= b.CacheWrite1h && a.Output >= b.Output
 }
 
 // update handles a request id stored before.
-func (it *importTx) update(r Request, t *sessionTally) error {
+func (it *importTx) update(r storage.Request, t *sessionTally) error {
 	var id, seq int64
 	var purpose string
-	var old Usage
+	var old pricing.Usage
 	var oldCost float64
 	err := it.q.QueryRowContext(it.ctx, `SELECT id, seq, purpose, input, cache_read, cache_write, cache_write_1h, output, cost_usd
 		FROM requests WHERE session_id = ? AND request_id = ?`, r.Session.ID, r.RequestID).
@@ -381,7 +383,7 @@ func (it *importTx) update(r Request, t *sessionTally) error {
 	grow := dominates(r.Usage, old)
 	// Only a conversation request becomes a compaction (Codex); nothing
 	// else changes purpose on a re-import.
-	repurpose := purpose == PurposeConversation && r.Purpose == PurposeCompaction
+	repurpose := purpose == storage.PurposeConversation && r.Purpose == storage.PurposeCompaction
 	if !grow && !repurpose {
 		return nil
 	}
@@ -425,7 +427,7 @@ func (it *importTx) update(r Request, t *sessionTally) error {
 	return nil
 }
 
-func (it *importTx) fold(r Rewrite) error {
+func (it *importTx) fold(r storage.Rewrite) error {
 	t, err := it.tally(r.Session)
 	if err != nil {
 		return err
@@ -449,7 +451,7 @@ func (it *importTx) fold(r Rewrite) error {
 	}
 	r.Seq = t.base + t.inserted
 	r.Source = "import"
-	r.Status = StatusDecided
+	r.Status = storage.StatusDecided
 	r.Decision = "allow"
 	r.Reason = ""
 	applied := true
@@ -479,7 +481,7 @@ const twinWindow = 15 * time.Minute
 // kind, allowed, asked within twinWindow before the boundary, not linked to
 // an import yet — and marks it as this file's fold: it landed (applied), and
 // the boundary's preTokens are the real ones.
-func (it *importTx) linkTwin(r Rewrite) (bool, error) {
+func (it *importTx) linkTwin(r storage.Rewrite) (bool, error) {
 	var id string
 	err := it.q.QueryRowContext(it.ctx, `SELECT id FROM rewrites
 		WHERE session_id = ? AND source = 'api' AND decision = 'allow' AND import_key IS NULL AND kind = ? AND at BETWEEN ? AND ?
@@ -548,7 +550,7 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 		at        int64
 		kind      string
 		actualSeq sql.NullInt64
-		sc        SummaryCall
+		sc        storage.SummaryCall
 		cost      float64
 	}
 	rows, err := query(ctx, q, `SELECT id, COALESCE(landed_at, at) AS landed, kind, actual_seq, summary_input, summary_cache_read, summary_cache_write, summary_output, summary_cost_usd, cost_usd
@@ -572,7 +574,7 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 	if len(folds) == 0 {
 		return nil
 	}
-	calls := make([]SummaryCall, len(folds))
+	calls := make([]storage.SummaryCall, len(folds))
 	rows, err = query(ctx, q, `SELECT at, input, cache_read, cache_write + cache_write_1h, output, cost_usd
 		FROM requests WHERE session_id = ? AND purpose = 'compaction' ORDER BY at, seq`, session)
 	if err != nil {
@@ -580,7 +582,7 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 	}
 	for rows.Next() {
 		var at int64
-		var c SummaryCall
+		var c storage.SummaryCall
 		if err := rows.Scan(&at, &c.Input, &c.CacheRead, &c.CacheWrite, &c.Output, &c.CostUSD); err != nil {
 			rows.Close()
 			return err

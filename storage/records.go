@@ -1,0 +1,343 @@
+// Package storage holds tollgate's stored records and their errors: what the
+// guard hands to its store and gets back, and the read models the dashboard
+// serves. It has no database code and no cgo; storage/sqlite is today's
+// implementation. guard/api names these records in its wire contract, so a
+// record is declared once (ARCHITECTURE.md, "Domain types").
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"tollgate/pricing"
+)
+
+// ErrNotFound is returned when a session or rewrite does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrAlreadyDecided is returned when a rewrite already has its decision.
+var ErrAlreadyDecided = errors.New("already decided")
+
+// Purposes of a request.
+const (
+	PurposeConversation = "conversation"
+	PurposeCompaction   = "compaction"
+	PurposeSubagent     = "subagent"
+)
+
+// Rewrite statuses.
+const (
+	StatusPending = "pending"
+	StatusDecided = "decided"
+)
+
+// Spend buckets.
+const (
+	SpendByDay     = "day"
+	SpendByProfile = "profile"
+	SpendByModel   = "model"
+)
+
+// SessionMeta is what a request or rewrite says about its session. Empty
+// fields never overwrite known ones: a session keeps the first harness,
+// profile, provider and model it was seen with, and the latest window and
+// threshold.
+type SessionMeta struct {
+	ID              string
+	Harness         string
+	Profile         string
+	Provider        string
+	Model           string
+	Title           string
+	ContextWindow   int64
+	ThresholdTokens int64
+}
+
+// Request is one routed request, priced, ready to store.
+type Request struct {
+	Session   SessionMeta
+	RequestID string
+	At        time.Time
+	Purpose   string
+	Turn      string
+	Engine    string
+	Profile   string
+	Provider  string
+	Model     string
+	Usage     pricing.Usage
+	Cost      pricing.Cost
+	Prices    string // JSON of the prices used
+	PricedBy  string
+	OffPeak   bool
+}
+
+// StoredRequest is a committed request row.
+type StoredRequest struct {
+	SessionID     string
+	RequestID     string
+	Seq           int64
+	At            time.Time
+	Purpose       string
+	ContextTokens int64
+	Cost          pricing.Cost
+	PricedBy      string
+	OffPeak       bool
+	// Duplicate is set when the request id was stored before: nothing new
+	// was written and the fields are the first answer's.
+	Duplicate bool
+}
+
+// SummaryCall is the usage of a fold's summary call, when known.
+type SummaryCall struct {
+	pricing.Usage
+	CostUSD float64
+}
+
+// Rewrite is one asked (or imported) context rewrite.
+type Rewrite struct {
+	ID            string
+	Session       SessionMeta
+	Seq           int64 // requests of the session recorded before it
+	At            time.Time
+	Engine        string
+	Turn          string
+	Trigger       string
+	Kind          string // summary | prune
+	Source        string // api | import
+	Mode          string
+	Status        string
+	Decision      string
+	Reason        string
+	Order         string
+	PreTokens     int64
+	PredictedCold *int64
+	ActualCold    *int64
+	CostUSD       float64 // break premium of the chosen order
+	SummaryCall   *SummaryCall
+	DeadlineAt    time.Time
+	DecidedAt     time.Time
+	Applied       *bool
+	OutcomeError  string
+	Plan          string // JSON: ids and token counts only
+	Quote         string // JSON
+}
+
+// ---- read models (the JSON the dashboard reads) ----
+
+// Session is one row of GET /v1/sessions.
+type Session struct {
+	ID                string        `json:"id"`
+	Harness           string        `json:"harness"`
+	Profile           string        `json:"profile"`
+	Provider          string        `json:"provider"`
+	Model             string        `json:"model"`
+	Title             string        `json:"title"`
+	StartedAt         time.Time     `json:"startedAt"`
+	LastAt            time.Time     `json:"lastAt"`
+	Requests          int64         `json:"requests"`
+	Tokens            pricing.Usage `json:"tokens"`
+	CostUSD           float64       `json:"costUSD"`
+	HitRate           float64       `json:"hitRate"`
+	Folds             int64         `json:"folds"`
+	Rewrites          int64         `json:"rewrites"`
+	Declined          int64         `json:"declined"`
+	Mode              string        `json:"mode"`
+	SessionMode       string        `json:"sessionMode,omitempty"`
+	PricedByDefault   bool          `json:"pricedByDefault"`
+	ContextWindow     int64         `json:"contextWindow"`
+	ThresholdTokens   int64         `json:"thresholdTokens"`
+	LastContextTokens int64         `json:"lastContextTokens"`
+}
+
+// SessionList is GET /v1/sessions.
+type SessionList struct {
+	Sessions []Session `json:"sessions"`
+	Next     *string   `json:"next"`
+}
+
+// Point is one main-conversation request in a series.
+type Point struct {
+	Seq           int64     `json:"seq"`
+	At            time.Time `json:"at"`
+	Purpose       string    `json:"purpose"`
+	ContextTokens int64     `json:"contextTokens"`
+	Input         int64     `json:"input"`
+	CacheRead     int64     `json:"cacheRead"`
+	CacheWrite    int64     `json:"cacheWrite"`
+	CacheWrite1h  int64     `json:"cacheWrite1h"`
+	Output        int64     `json:"output"`
+	CostUSD       float64   `json:"costUSD"`
+}
+
+// FoldSummaryCall is a fold's summary call as the series shows it: one- and
+// five-minute writes together.
+type FoldSummaryCall struct {
+	Input      int64   `json:"input"`
+	CacheRead  int64   `json:"cacheRead"`
+	CacheWrite int64   `json:"cacheWrite"`
+	Output     int64   `json:"output"`
+	CostUSD    float64 `json:"costUSD"`
+}
+
+// Fold is one rewrite in a series: asked through the API or imported.
+type Fold struct {
+	Rewrite             string           `json:"rewrite"`
+	Seq                 int64            `json:"seq"`
+	At                  time.Time        `json:"at"`
+	Kind                string           `json:"kind"`
+	Trigger             string           `json:"trigger"`
+	PreTokens           int64            `json:"preTokens"`
+	PredictedColdTokens *int64           `json:"predictedColdTokens"`
+	ActualColdTokens    *int64           `json:"actualColdTokens"`
+	SummaryCall         *FoldSummaryCall `json:"summaryCall"`
+	Decision            string           `json:"decision"`
+	Reason              string           `json:"reason"`
+	Mode                string           `json:"mode"`
+	Order               string           `json:"order"`
+	Applied             *bool            `json:"applied"`
+	CostUSD             float64          `json:"costUSD"`
+	Source              string           `json:"source"`
+	Turn                string           `json:"turn,omitempty"`
+	// PruneCount is how many units the chosen order pruned (0 for a
+	// summary-only fold, or where the log does not say).
+	PruneCount int `json:"pruneCount"`
+}
+
+// FoldOf turns a stored rewrite into the series' fold shape.
+func FoldOf(r Rewrite) Fold {
+	f := Fold{
+		Rewrite: r.ID, Seq: r.Seq, At: r.At, Kind: r.Kind, Trigger: r.Trigger, PreTokens: r.PreTokens,
+		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason,
+		Mode: r.Mode, Order: r.Order, Applied: r.Applied, CostUSD: r.CostUSD, Source: r.Source, Turn: r.Turn,
+	}
+	if r.Quote != "" && r.Quote != "null" {
+		// The quote's top level is the chosen (recommended) order.
+		var q struct {
+			Prune struct {
+				Count int `json:"count"`
+			} `json:"prune"`
+		}
+		if json.Unmarshal([]byte(r.Quote), &q) == nil {
+			f.PruneCount = q.Prune.Count
+		}
+	}
+	if r.SummaryCall != nil {
+		sc := r.SummaryCall
+		f.SummaryCall = &FoldSummaryCall{Input: sc.Input, CacheRead: sc.CacheRead, CacheWrite: sc.CacheWrite + sc.CacheWrite1h, Output: sc.Output, CostUSD: sc.CostUSD}
+	}
+	return f
+}
+
+// Series is GET /v1/sessions/{id}/series.
+type Series struct {
+	Session         Session `json:"session"`
+	ContextWindow   int64   `json:"contextWindow"`
+	ThresholdTokens int64   `json:"thresholdTokens"`
+	Points          Points  `json:"points"`
+	Folds           []Fold  `json:"folds"`
+}
+
+// Points encode themselves: a series of 10,000 requests is the dashboard's
+// biggest answer, and reflection-driven encoding was a quarter of its cost.
+type Points []Point
+
+// MarshalJSON writes the points with the same field names as Point's tags.
+func (ps Points) MarshalJSON() ([]byte, error) {
+	if ps == nil {
+		return []byte("[]"), nil
+	}
+	b := make([]byte, 0, 64+len(ps)*200)
+	b = append(b, '[')
+	for i := range ps {
+		p := &ps[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"seq":`...)
+		b = strconv.AppendInt(b, p.Seq, 10)
+		b = append(b, `,"at":"`...)
+		b = p.At.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","purpose":`...)
+		b = strconv.AppendQuote(b, p.Purpose) // a closed set of ASCII words: Go and JSON quoting agree
+		b = append(b, `,"contextTokens":`...)
+		b = strconv.AppendInt(b, p.ContextTokens, 10)
+		b = append(b, `,"input":`...)
+		b = strconv.AppendInt(b, p.Input, 10)
+		b = append(b, `,"cacheRead":`...)
+		b = strconv.AppendInt(b, p.CacheRead, 10)
+		b = append(b, `,"cacheWrite":`...)
+		b = strconv.AppendInt(b, p.CacheWrite, 10)
+		b = append(b, `,"cacheWrite1h":`...)
+		b = strconv.AppendInt(b, p.CacheWrite1h, 10)
+		b = append(b, `,"output":`...)
+		b = strconv.AppendInt(b, p.Output, 10)
+		b = append(b, `,"costUSD":`...)
+		b = appendFloat(b, p.CostUSD)
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+// appendFloat writes a float as encoding/json does for ordinary values.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0')
+	}
+	abs := math.Abs(f)
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		b = strconv.AppendFloat(b, f, 'e', -1, 64)
+		// encoding/json writes e-7, not e-07.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+		return b
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+// SpendRow is one bucket of GET /v1/spend.
+type SpendRow struct {
+	Key             string        `json:"key"`
+	Requests        int64         `json:"requests"`
+	CacheReadUSD    float64       `json:"cacheReadUSD"`
+	ColdInputUSD    float64       `json:"coldInputUSD"`
+	OutputUSD       float64       `json:"outputUSD"`
+	BreakPremiumUSD float64       `json:"breakPremiumUSD"`
+	TotalUSD        float64       `json:"totalUSD"`
+	Tokens          pricing.Usage `json:"tokens"`
+}
+
+// Spend is GET /v1/spend.
+type Spend struct {
+	By                string     `json:"by"`
+	TZ                string     `json:"tz"`
+	Rows              []SpendRow `json:"rows"`
+	Totals            SpendRow   `json:"totals"`
+	HitRate           float64    `json:"hitRate"`
+	Folds             int64      `json:"folds"`
+	Declined          int64      `json:"declined"`
+	AvoidedColdTokens int64      `json:"avoidedColdTokens"`
+}
+
+// ExportedRequest is one request as exported (CSV/JSON).
+type ExportedRequest struct {
+	Session       string        `json:"session"`
+	RequestID     string        `json:"requestId"`
+	Seq           int64         `json:"seq"`
+	At            time.Time     `json:"at"`
+	Purpose       string        `json:"purpose"`
+	Turn          string        `json:"turn"`
+	Profile       string        `json:"profile"`
+	Provider      string        `json:"provider"`
+	Model         string        `json:"model"`
+	Usage         pricing.Usage `json:"usage"`
+	ContextTokens int64         `json:"contextTokens"`
+	Cost          pricing.Cost  `json:"costUSD"`
+	Prices        string        `json:"-"`
+	PricedBy      string        `json:"pricedBy"`
+	OffPeak       bool          `json:"offPeak"`
+}
