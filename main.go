@@ -13,11 +13,16 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/wailsapp/wails/v2"
 
 	"tollgate/app"
+	"tollgate/app/cli"
+	"tollgate/app/desktop"
+	"tollgate/app/home"
 	"tollgate/frontend"
 )
 
@@ -54,99 +59,112 @@ Common flags:
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], app.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
+	os.Exit(run(os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 }
 
-func run(args []string, stdio app.IO) int {
+// run starts the verb args name and maps its error to the exit status: the
+// one place that does (cli.Exit).
+func run(args []string, stdio cli.IO) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if len(args) == 0 || len(args[0]) > 0 && args[0][0] == '-' {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fmt.Fprint(stdio.Stdout, usage)
 			return 0
 		}
-		return runDesktop(args, stdio)
+		// Wails handles the window's signals itself (a second SIGTERM
+		// handler of ours crashed GTK), so the window gets no signal context.
+		return cli.Exit(runDesktop(context.Background(), args, stdio), stdio.Stderr)
 	}
 	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "serve":
-		return app.RunServe(rest, stdio, version, frontend.Dist())
-	case "login":
-		return app.RunLogin(rest, stdio)
-	case "token":
-		return app.RunToken(rest, stdio)
-	case "quote":
-		return app.RunQuoteCommand(rest, stdio)
-	case "simulate":
-		return app.RunSimulate(rest, stdio, version)
-	case "import":
-		return app.RunImport(rest, stdio)
-	case "price":
-		return app.RunPrice(rest, stdio)
-	case "hook":
-		return app.RunHook(rest, stdio)
-	case "ext":
-		return app.RunExt(rest, stdio, version)
-	case "doctor":
-		return app.RunDoctor(rest, stdio, version)
-	case "install":
-		return app.RunInstall(rest, stdio)
-	case "version", "--version":
-		fmt.Fprintln(stdio.Stdout, "tollgate", version)
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdio.Stdout, usage)
-		return 0
+	verb, ok := verbs[cmd]
+	if !ok {
+		switch cmd {
+		case "version", "--version":
+			fmt.Fprintln(stdio.Stdout, "tollgate", version)
+			return 0
+		case "help", "-h", "--help":
+			fmt.Fprint(stdio.Stdout, usage)
+			return 0
+		}
+		fmt.Fprintf(stdio.Stderr, "tollgate: unknown command %q\n\n%s", cmd, usage)
+		return 2
 	}
-	fmt.Fprintf(stdio.Stderr, "tollgate: unknown command %q\n\n%s", cmd, usage)
-	return 2
+	// Ctrl-C and SIGTERM end the verb's context: a command closes what it
+	// opened (a service it started, a database) and returns.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return cli.Exit(verb(ctx, rest, stdio), stdio.Stderr)
+}
+
+// verbs are the commands besides the window.
+var verbs = map[string]func(ctx context.Context, args []string, stdio cli.IO) error{
+	"serve": func(ctx context.Context, args []string, stdio cli.IO) error {
+		return cli.Serve(ctx, args, stdio, version, frontend.Dist())
+	},
+	"login": cli.Login,
+	"token": cli.Token,
+	"quote": cli.Quote,
+	"simulate": func(ctx context.Context, args []string, stdio cli.IO) error {
+		return cli.Simulate(ctx, args, stdio, version)
+	},
+	"import": cli.Import,
+	"price":  cli.Price,
+	"hook":   cli.Hook,
+	"ext": func(ctx context.Context, args []string, stdio cli.IO) error {
+		return cli.Ext(ctx, args, stdio, version)
+	},
+	"doctor": func(ctx context.Context, args []string, stdio cli.IO) error {
+		return cli.Doctor(ctx, args, stdio, version)
+	},
+	"install": cli.Install,
 }
 
 // runDesktop opens the window. A second start on the same home raises the
 // window of the first and exits.
-func runDesktop(args []string, stdio app.IO) int {
+func runDesktop(ctx context.Context, args []string, stdio cli.IO) error {
 	fset := flag.NewFlagSet("tollgate", flag.ContinueOnError)
 	fset.SetOutput(stdio.Stderr)
-	var common app.CommonFlags
+	var common cli.CommonFlags
 	common.Register(fset, true)
 	hidden := fset.Bool("hidden", false, "start minimised to the tray; the window opens from the tray or when a question arrives")
 	fset.Usage = func() { fmt.Fprint(stdio.Stderr, usage) }
 	if err := fset.Parse(args); err != nil {
-		return 2
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &cli.ExitError{Code: 2}
 	}
-	home, err := app.ResolveHome(common.Home)
+	dir, err := home.ResolveHome(common.Home)
 	if err != nil {
-		fmt.Fprintln(stdio.Stderr, "tollgate:", err)
-		return 1
+		return err
 	}
-	svc, err := app.Start(context.Background(), app.StartOptions{
-		Home: home, Flags: common.Flags(fset), Version: version, Assets: frontend.Dist(), Desktop: true,
+	svc, err := app.Start(ctx, app.StartOptions{
+		Home: dir, Flags: common.Flags(fset), Version: version, Assets: frontend.Dist(), Desktop: true,
 	})
-	var running *app.AlreadyRunningError
+	var running *home.AlreadyRunningError
 	switch {
 	case errors.As(err, &running):
-		if rerr := app.RaiseLive(running.Info); rerr != nil {
-			fmt.Fprintf(stdio.Stderr, "tollgate: %v; it has no window to raise (%v)\n", err, rerr)
-			return 1
+		if rerr := cli.RaiseLive(ctx, running.Info); rerr != nil {
+			return fmt.Errorf("%v; it has no window to raise (%v)", err, rerr)
 		}
 		fmt.Fprintf(stdio.Stderr, "tollgate: %v; brought its window to the front\n", err)
-		return 0
+		return nil
 	case err != nil:
 		fmt.Fprintln(stdio.Stderr, "tollgate:", err)
 		showStartError(err, stdio.Stderr)
-		return 1
+		return &cli.ExitError{Code: 1}
 	}
-	win := app.NewWindow(svc, *hidden)
+	win := desktop.NewWindow(svc.Server, svc.SetRaise, *hidden)
 	runErr := wails.Run(win.Options())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	closeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := svc.Close(ctx); err != nil {
+	if err := svc.Close(closeCtx); err != nil {
 		fmt.Fprintln(stdio.Stderr, "tollgate: closing:", err)
 	}
 	if runErr != nil {
-		fmt.Fprintf(stdio.Stderr, "tollgate: the window could not start: %v\nRun `tollgate serve` for the browser UI.\n", runErr)
-		return 1
+		return fmt.Errorf("the window could not start: %v\nRun `tollgate serve` for the browser UI.", runErr)
 	}
-	return 0
+	return nil
 }
 
 // showStartError puts a start-up failure in a window when a display exists,
@@ -155,7 +173,7 @@ func showStartError(err error, stderr io.Writer) {
 	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		return
 	}
-	if werr := wails.Run(app.ErrorWindowOptions(err)); werr != nil {
+	if werr := wails.Run(desktop.ErrorWindowOptions(err)); werr != nil {
 		fmt.Fprintln(stderr, "tollgate: could not show the error window:", werr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"tollgate/app/config"
 	"tollgate/guard/api"
 )
 
@@ -42,15 +43,15 @@ func apiCall(t *testing.T, svc *Service, method, path string, body any, out any)
 	return res.StatusCode, raw
 }
 
-// Settings through the API: a price edit lands in config.yaml with its
+// config.Settings through the API: a price edit lands in config.yaml with its
 // spelling and comments, new requests use it, history keeps the old price
 // until re-priced, and a bad value names the key and changes nothing.
 func TestProfilesSettingsAndRepriceThroughTheAPI(t *testing.T) {
-	home := t.TempDir()
-	svc := startTestService(t, home)
+	dir := t.TempDir()
+	svc := startTestService(t, dir)
 	defer svc.Close(context.Background())
 
-	var page ProfilesPage
+	var page config.ProfilesPage
 	if code, raw := apiCall(t, svc, "GET", "/v1/profiles", nil, &page); code != 200 || len(page.Profiles) != 1 || page.Profiles[0].Name != "deepseek-flash" || len(page.Builtins) == 0 {
 		t.Fatalf("profiles: %d %s", code, raw)
 	}
@@ -72,7 +73,7 @@ func TestProfilesSettingsAndRepriceThroughTheAPI(t *testing.T) {
 		t.Fatalf("priced by %q", before.PricedBy)
 	}
 
-	var view ProfileView
+	var view config.ProfileView
 	if code, raw := apiCall(t, svc, "PUT", "/v1/profiles/deepseek-flash", map[string]any{"pricePerMTokens": 7.5, "outputPricePerMTokens": 9}, &view); code != 200 {
 		t.Fatalf("put profile: %d %s", code, raw)
 	}

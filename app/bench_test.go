@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"tollgate/app/config"
 )
 
 // BenchmarkServiceRecordRequests: what DESIGN §9's "≥ 10,000 recorded
@@ -17,7 +18,7 @@ import (
 // whole service — real config, real pricing lookup, real SQLite file, real
 // loopback HTTP. The 50 clients run in this process, on the same 2 cores.
 func BenchmarkServiceRecordRequests(b *testing.B) {
-	svc, err := Start(context.Background(), StartOptions{Home: b.TempDir(), Flags: Flags{Listen: "127.0.0.1:0"}, Version: "bench"})
+	svc, err := Start(context.Background(), StartOptions{Home: b.TempDir(), Flags: config.Flags{Listen: "127.0.0.1:0"}, Version: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

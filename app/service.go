@@ -1,9 +1,13 @@
-// Package app is tollgate's composition root: it reads the configuration,
-// opens the database, starts the guard's listener, writes the discovery file,
-// and glues the Wails window, tray and notifications to them.
+// Package app starts and stops one tollgate: the instance lock, the
+// configuration, the database, the guard's listener, the routes of the
+// rooms below it, and the discovery file. It is the composition root and
+// only that (ARCHITECTURE.md, "Rooms"): the window, the commands, the
+// harness integrations, imports, doctor and the simulator live in their own
+// packages under app/.
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,13 +16,18 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
+	"tollgate/app/config"
+	"tollgate/app/doctor"
+	"tollgate/app/harness"
+	"tollgate/app/harness/claudecode"
+	"tollgate/app/home"
+	"tollgate/app/imports"
+	"tollgate/app/sim"
 	"tollgate/guard"
+	"tollgate/guard/api"
 	"tollgate/guard/client"
 	"tollgate/pricing"
 	"tollgate/storage"
@@ -28,25 +37,23 @@ import (
 // StartOptions say how to start a Service.
 type StartOptions struct {
 	Home    string
-	Flags   Flags
+	Flags   config.Flags
 	Version string
 	Assets  fs.FS
 	Desktop bool
 	Logger  *slog.Logger
-	// Routes are extra authenticated API routes (import, simulate).
-	Routes map[string]http.Handler
 }
 
 // Service is one running tollgate: config, database, API listener.
 type Service struct {
 	Home   string
-	Config *Config
+	Config *config.Config
 	DB     *sqlite.DB
 	Server *guard.Server
 	URL    string
 
 	log      *slog.Logger
-	settings *Settings
+	settings *config.Settings
 	ln       net.Listener
 	http     *http.Server
 	lock     *os.File
@@ -56,24 +63,16 @@ type Service struct {
 	raise    func()
 	raiseMu  sync.Mutex
 
-	simRunning atomic.Bool
 	// background is cancelled by Close: work the service started on its
 	// own (a simulated session) stops with it.
 	background context.Context
 	stopWork   context.CancelFunc
 }
 
-// AlreadyRunningError says another tollgate owns this home.
-type AlreadyRunningError struct {
-	Info APIInfo
-}
-
-func (e *AlreadyRunningError) Error() string {
-	if e.Info.URL == "" {
-		return "another tollgate is starting on this home"
-	}
-	return fmt.Sprintf("tollgate is already running on this home (pid %d, %s)", e.Info.PID, e.Info.URL)
-}
+// shutdownGrace is how long Close lets requests in flight finish before it
+// closes what is left: a connection that was opened but never sent a
+// request would otherwise hold Shutdown for its whole context.
+const shutdownGrace = time.Second
 
 // Start brings a tollgate up: everything a harness needs is in place when it
 // returns, and api.json (written last) says so.
@@ -87,7 +86,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	}
 	// One process per home. The flock is the arbiter (two processes starting
 	// at the same moment cannot both win); api.json tells the loser whom it lost to.
-	lock, err := lockHome(opts.Home)
+	lock, err := home.Lock(opts.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -98,15 +97,15 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		}
 	}()
 
-	cfg, err := LoadConfig(opts.Home, opts.Flags)
+	cfg, err := config.LoadConfig(opts.Home, opts.Flags)
 	if err != nil {
 		return nil, err
 	}
-	token, err := LoadOrCreateToken(opts.Home)
+	token, err := home.LoadOrCreateToken(opts.Home)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlite.Open(ctx, DBPath(opts.Home))
+	db, err := sqlite.Open(ctx, home.DBPath(opts.Home))
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +123,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	s := &Service{
 		Home: opts.Home, Config: cfg, DB: db, URL: url,
 		log: log, ln: ln, lock: lock, token: token,
-		settings: NewSettings(cfg),
+		settings: config.NewSettings(cfg),
 		serveErr: make(chan error, 1),
 	}
 	s.background, s.stopWork = context.WithCancel(context.Background())
@@ -137,10 +136,10 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		InsecureHost: guard.InsecureHostFor(cfg.Listen),
 		Settings:     s.settings,
 		Store:        db,
-		Pricer:       gatePricer{s.settings},
+		Pricer:       guardPricer{s.settings},
 		Reprice:      s.reprice,
-		Routes:       IntegrationRoutes(s.routes(opts.Routes), opts.Home, func() client.Endpoint { return client.Endpoint{URL: url, Token: s.currentToken()} }, log),
-		Integrations: func() []guard.Integration { return Integrations(opts.Home) },
+		Routes:       s.routes(),
+		Integrations: func() []api.Integration { return harness.Integrations(opts.Home) },
 		OnRaise:      s.onRaise(opts.Desktop),
 		OnQuestion:   s.onRaise(opts.Desktop),
 		Logger:       log,
@@ -158,13 +157,36 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	go func() { s.serveErr <- s.http.Serve(ln) }()
 
 	// The listener is accepting (Serve runs on a bound socket): publish it.
-	if err := WriteAPIInfo(opts.Home, APIInfo{URL: url, Token: token, PID: os.Getpid(), Version: opts.Version, Desktop: opts.Desktop}); err != nil {
+	if err := home.WriteAPIInfo(opts.Home, home.APIInfo{URL: url, Token: token, PID: os.Getpid(), Version: opts.Version, Desktop: opts.Desktop}); err != nil {
 		s.http.Close()
-		return nil, fmt.Errorf("writing %s: %w", APIFilePath(opts.Home), err)
+		return nil, fmt.Errorf("writing %s: %w", home.APIFilePath(opts.Home), err)
 	}
 	ok = true
 	log.Info("tollgate listening", "url", url, "home", opts.Home)
 	return s, nil
+}
+
+// endpoint reaches this tollgate in-process, through the same handler
+// chain (and the same token) as a harness over TCP, without a socket: the
+// Claude Code HTTP hook and the simulator are harnesses too.
+func (s *Service) endpoint() client.Endpoint {
+	return client.Endpoint{URL: s.URL, Token: s.currentToken(), Transport: client.InProcess(s.Server.Handler())}
+}
+
+// routes are the rooms' own API routes beside the guard's.
+func (s *Service) routes() []guard.Route {
+	return []guard.Route{
+		{Pattern: imports.Route, BodyLimit: imports.BodyLimit, Handler: &imports.Handler{DB: s.DB, Settings: s.settings,
+			Publish: func(event string, data any) { s.Server.Publish(event, data) }}},
+		{Pattern: sim.Route, Handler: &sim.Handler{Endpoint: s.endpoint, Background: s.background, Log: s.log,
+			Model: func() (string, pricing.CacheModel, error) {
+				profile := s.settings.DefaultProfile()
+				model, _, err := s.settings.ResolveModel(profile, "", "deepseek-flash")
+				return cmp.Or(profile, "deepseek-flash"), model, err
+			}}},
+		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
+		{Pattern: claudecode.HookRoute, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
+	}
 }
 
 func (s *Service) currentToken() string {
@@ -176,15 +198,15 @@ func (s *Service) currentToken() string {
 func (s *Service) rotateToken() (string, error) {
 	s.tokenMu.Lock()
 	defer s.tokenMu.Unlock()
-	tok, err := RotateToken(s.Home)
+	tok, err := home.RotateToken(s.Home)
 	if err != nil {
 		return "", err
 	}
 	s.token = tok
-	info, err := ReadAPIInfo(s.Home)
+	info, err := home.ReadAPIInfo(s.Home)
 	if err == nil && info.PID == os.Getpid() {
 		info.Token = tok
-		if err := WriteAPIInfo(s.Home, info); err != nil {
+		if err := home.WriteAPIInfo(s.Home, info); err != nil {
 			return "", err
 		}
 	}
@@ -213,7 +235,7 @@ func (s *Service) onRaise(desktop bool) func() {
 }
 
 // Settings is the live, writable configuration.
-func (s *Service) Settings() *Settings { return s.settings }
+func (s *Service) Settings() *config.Settings { return s.settings }
 
 // Token is the current API token.
 func (s *Service) Token() string { return s.currentToken() }
@@ -221,39 +243,29 @@ func (s *Service) Token() string { return s.currentToken() }
 // Done is closed with the listener's error when it stops serving.
 func (s *Service) Done() <-chan error { return s.serveErr }
 
-// routes are the app's own API routes, beside any the caller adds.
-func (s *Service) routes(extra map[string]http.Handler) map[string]http.Handler {
-	r := map[string]http.Handler{
-		"POST /v1/simulate": http.HandlerFunc(s.handleSimulate),
-		"POST /v1/import":   http.HandlerFunc(s.handleImport),
-		"GET /v1/doctor":    DoctorHandler(s.Home, DoctorOptions{DB: s.DB}),
-	}
-	for k, v := range extra {
-		r[k] = v
-	}
-	return r
-}
-
 // reprice re-prices stored requests with today's prices (an explicit
 // action: history otherwise keeps the prices it was billed at).
 func (s *Service) reprice(ctx context.Context, session string) (int64, int64, error) {
-	return s.DB.Reprice(ctx, session, func(r storage.ExportedRequest) (storage.Cost, string, string, bool, error) {
-		u := pricing.Usage{InputTokens: r.Usage.Input, CacheReadTokens: r.Usage.CacheRead, CacheWriteTokens: r.Usage.CacheWrite,
-			CacheWrite1hTokens: r.Usage.CacheWrite1h, OutputTokens: r.Usage.Output}
-		pu, err := s.settings.PriceUsage(r.Profile, r.Provider, r.Model, r.At, u)
+	return s.DB.Reprice(ctx, session, func(r storage.ExportedRequest) (pricing.Cost, string, string, bool, error) {
+		pu, err := s.settings.PriceUsage(r.Profile, r.Provider, r.Model, r.At, r.Usage)
 		return pu.Cost, pu.Prices, string(pu.PricedBy), pu.OffPeak, err
 	})
 }
 
-// Close stops the listener, removes api.json and closes the database.
+// Close stops the listener, removes api.json and closes the database. It
+// gives requests in flight about a second (shutdownGrace, or less if ctx
+// ends first), then closes every connection still open.
 func (s *Service) Close(ctx context.Context) error {
 	s.stopWork()
-	RemoveAPIInfo(s.Home, os.Getpid())
+	home.RemoveAPIInfo(s.Home, os.Getpid())
 	s.Server.Close()
-	err := s.http.Shutdown(ctx)
-	if err != nil {
-		s.http.Close()
+	graceCtx, cancel := context.WithTimeout(ctx, shutdownGrace)
+	defer cancel()
+	err := s.http.Shutdown(graceCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = nil // what is left is closed below; that is the plan, not a failure
 	}
+	s.http.Close()
 	if cerr := s.DB.Close(); err == nil {
 		err = cerr
 	}
@@ -261,26 +273,19 @@ func (s *Service) Close(ctx context.Context) error {
 	return err
 }
 
-// lockHome takes the home's instance lock, or explains who holds it.
-func lockHome(home string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(home, "tollgate.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+// guardPricer prices for the guard with the profile lookup of
+// ARCHITECTURE.md ("Pricing a request").
+type guardPricer struct{ settings *config.Settings }
+
+func (p guardPricer) PriceRequest(profile, provider, model string, at time.Time, u pricing.Usage) (guard.PricedRequest, error) {
+	pu, err := p.settings.PriceUsage(profile, provider, model, at, u)
 	if err != nil {
-		return nil, fmt.Errorf("opening instance lock: %w", err)
+		return guard.PricedRequest{}, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			// The holder writes api.json once it listens; give it a moment.
-			var info APIInfo
-			for i := 0; i < 50; i++ {
-				if info, err = ReadAPIInfo(home); err == nil && ProcessAlive(info.PID) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			return nil, &AlreadyRunningError{Info: info}
-		}
-		return nil, fmt.Errorf("locking home: %w", err)
-	}
-	return f, nil
+	return guard.PricedRequest{Cost: pu.Cost, Prices: pu.Prices, PricedBy: string(pu.PricedBy), OffPeak: pu.OffPeak}, nil
+}
+
+func (p guardPricer) CacheModel(profile, provider, model string) (pricing.CacheModel, error) {
+	m, _, err := p.settings.ResolveModel(profile, provider, model)
+	return m, err
 }

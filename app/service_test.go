@@ -9,15 +9,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tollgate/app/config"
+	"tollgate/app/home"
 
 	"testing/fstest"
 )
 
 var uiAssets = fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>tollgate</title>")}}
 
-func startTestService(t *testing.T, home string) *Service {
+func startTestService(t *testing.T, dir string) *Service {
 	t.Helper()
-	svc, err := Start(context.Background(), StartOptions{Home: home, Flags: Flags{Listen: "127.0.0.1:0"}, Version: "test", Assets: uiAssets})
+	svc, err := Start(context.Background(), StartOptions{Home: dir, Flags: config.Flags{Listen: "127.0.0.1:0"}, Version: "test", Assets: uiAssets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,9 +27,9 @@ func startTestService(t *testing.T, home string) *Service {
 }
 
 func TestStartPublishesAPIFileAndCleanExitRemovesIt(t *testing.T) {
-	home := t.TempDir()
-	svc := startTestService(t, home)
-	info, err := ReadAPIInfo(home)
+	dir := t.TempDir()
+	svc := startTestService(t, dir)
+	info, err := home.ReadAPIInfo(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func TestStartPublishesAPIFileAndCleanExitRemovesIt(t *testing.T) {
 		t.Fatalf("api.json %+v", info)
 	}
 	for _, name := range []string{"api.json", "token"} {
-		st, err := os.Stat(home + "/" + name)
+		st, err := os.Stat(dir + "/" + name)
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v, mode %v; want 0600", name, err, st.Mode().Perm())
 		}
@@ -57,19 +59,19 @@ func TestStartPublishesAPIFileAndCleanExitRemovesIt(t *testing.T) {
 	if err := svc.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(home + "/api.json"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(dir + "/api.json"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("api.json still there after a clean exit: %v", err)
 	}
 }
 
 func TestSecondInstanceOnTheSameHomeFindsTheLiveOne(t *testing.T) {
-	home := t.TempDir()
-	first := startTestService(t, home)
+	dir := t.TempDir()
+	first := startTestService(t, dir)
 	defer first.Close(context.Background())
-	_, err := Start(context.Background(), StartOptions{Home: home, Flags: Flags{Listen: "127.0.0.1:0"}, Version: "test"})
-	var running *AlreadyRunningError
+	_, err := Start(context.Background(), StartOptions{Home: dir, Flags: config.Flags{Listen: "127.0.0.1:0"}, Version: "test"})
+	var running *home.AlreadyRunningError
 	if !errors.As(err, &running) {
-		t.Fatalf("second start: err = %v, want AlreadyRunningError", err)
+		t.Fatalf("second start: err = %v, want home.AlreadyRunningError", err)
 	}
 	if running.Info.URL != first.URL || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("second start found %+v (%v), want %s", running.Info, err, first.URL)
@@ -77,64 +79,15 @@ func TestSecondInstanceOnTheSameHomeFindsTheLiveOne(t *testing.T) {
 	// The token survives restarts.
 	tok := first.Token()
 	first.Close(context.Background())
-	again := startTestService(t, home)
+	again := startTestService(t, dir)
 	defer again.Close(context.Background())
 	if again.Token() != tok {
 		t.Fatal("token changed across a restart")
 	}
 }
 
-func TestTokenRotationWhileRunning(t *testing.T) {
-	home := t.TempDir()
-	svc := startTestService(t, home)
-	defer svc.Close(context.Background())
-	old := svc.Token()
-	var out strings.Builder
-	if code := RunToken([]string{"--home", home, "--rotate"}, IO{Stdout: &out, Stderr: io.Discard}); code != 0 {
-		t.Fatalf("token --rotate exit %d", code)
-	}
-	fresh := strings.TrimSpace(out.String())
-	if fresh == old || len(fresh) != 64 || svc.Token() != fresh {
-		t.Fatalf("rotation: old %s new %s live %s", old, fresh, svc.Token())
-	}
-	info, _ := ReadAPIInfo(home)
-	file, _ := os.ReadFile(TokenPath(home))
-	if info.Token != fresh || strings.TrimSpace(string(file)) != fresh {
-		t.Fatal("api.json or token file not updated")
-	}
-	req, _ := http.NewRequest("GET", svc.URL+"/v1/health", nil)
-	req.Header.Set("Authorization", "Bearer "+old)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("old token after rotation: %d, want 401", res.StatusCode)
-	}
-}
-
-func TestLoginPrintsAFreshURL(t *testing.T) {
-	home := t.TempDir()
-	svc := startTestService(t, home)
-	defer svc.Close(context.Background())
-	var out, errb strings.Builder
-	if code := RunLogin([]string{"--home", home}, IO{Stdout: &out, Stderr: &errb}); code != 0 {
-		t.Fatalf("login exit %d: %s", code, errb.String())
-	}
-	if !strings.HasPrefix(strings.TrimSpace(out.String()), svc.URL+"/login?nonce=") {
-		t.Fatalf("login printed %q", out.String())
-	}
-	// Without a running tollgate it says so.
-	out.Reset()
-	errb.Reset()
-	if code := RunLogin([]string{"--home", t.TempDir()}, IO{Stdout: &out, Stderr: &errb}); code == 0 || !strings.Contains(errb.String(), "not running") {
-		t.Fatalf("login without tollgate: %q", errb.String())
-	}
-}
-
 func TestNonLoopbackListenRefused(t *testing.T) {
-	_, err := Start(context.Background(), StartOptions{Home: t.TempDir(), Flags: Flags{Listen: "0.0.0.0:0"}})
+	_, err := Start(context.Background(), StartOptions{Home: t.TempDir(), Flags: config.Flags{Listen: "0.0.0.0:0"}})
 	if err == nil || !strings.Contains(err.Error(), "--insecure-listen") {
 		t.Fatalf("err = %v", err)
 	}

@@ -10,15 +10,21 @@ import (
 	"strings"
 )
 
+// bodyLimit is the limit limitBody set on the request.
+func bodyLimit(r *http.Request) int64 {
+	n, _ := r.Context().Value(ctxBodyLimit).(int64)
+	return n
+}
+
 // readBody reads the whole body, answering 413 for the limit and 400 for a
 // broken read. It reports whether the handler may go on.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		if isTooLarge(err) {
-			writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, "body is over the limit of "+strconv.FormatInt(bodyLimitFor(r), 10)+" bytes")
+		if IsTooLarge(err) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body is over the limit of "+strconv.FormatInt(bodyLimit(r), 10)+" bytes")
 		} else {
-			writeError(w, http.StatusBadRequest, codeBadRequest, "reading body: "+err.Error())
+			writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
 		}
 		return nil, false
 	}
@@ -33,7 +39,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		writeError(w, http.StatusBadRequest, codeBadRequest, "the body is empty: want a JSON object")
+		writeError(w, http.StatusBadRequest, "the body is empty: want a JSON object")
 		return false
 	}
 	if err := json.Unmarshal(body, v); err != nil {

@@ -139,7 +139,7 @@ func (s *Server) AttachWindow(emit func(name string, data any)) (detach func()) 
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeError(w, http.StatusInternalServerError, codeInternal, "streaming is not supported on this connection")
+		writeError(w, http.StatusInternalServerError, "streaming is not supported on this connection")
 		return
 	}
 	answers := r.URL.Query().Get("answers") == "1"

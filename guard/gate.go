@@ -44,7 +44,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	if !s.engines.heartbeat(r.PathValue("id")) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no live engine "+strconv.Quote(r.PathValue("id"))+": its lease expired or tollgate restarted; register again")
+		writeError(w, http.StatusNotFound, "no live engine "+strconv.Quote(r.PathValue("id"))+": its lease expired or tollgate restarted; register again")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"mode": s.settings.GlobalMode()})
@@ -52,26 +52,18 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	if !s.engines.remove(r.PathValue("id")) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no live engine "+strconv.Quote(r.PathValue("id")))
+		writeError(w, http.StatusNotFound, "no live engine "+strconv.Quote(r.PathValue("id")))
 		return
 	}
 	s.enginesChanged()
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// Integration is an installed hook integration (DESIGN §8) as the
-// Integrations page shows it. A verified installed hook arms the guard.
-type Integration struct {
-	Name         string `json:"name"`
-	Installed    bool   `json:"installed"`
-	Verified     bool   `json:"verified"`
-	Detail       string `json:"detail"`
-	LastDecision string `json:"lastDecision,omitempty"`
-}
-
-func (s *Server) integrations() []Integration {
+// integrations lists the installed hook integrations; a verified one arms
+// the guard.
+func (s *Server) integrations() []api.Integration {
 	if s.opts.Integrations == nil {
-		return []Integration{}
+		return []api.Integration{}
 	}
 	return s.opts.Integrations()
 }
@@ -123,7 +115,7 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 	st, err := s.store.RecordRequest(r.Context(), rec)
 	if err != nil {
 		s.log.Error("recording a request", "session", session, "err", err)
-		writeError(w, http.StatusInternalServerError, codeInternal, "storing the request: "+err.Error())
+		writeError(w, http.StatusInternalServerError, "storing the request: "+err.Error())
 		return
 	}
 	s.engines.touch(b.Engine)
@@ -212,7 +204,7 @@ func (s *Server) handleRewrite(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &fe) {
 			writeFieldError(w, fe.Field, fe.Message)
 		} else {
-			writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+			writeError(w, http.StatusBadRequest, err.Error())
 		}
 		return
 	}
@@ -414,11 +406,11 @@ func (s *Server) handleGetRewrite(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := s.store.Rewrite(r.Context(), id)
 	if errors.Is(err, storage.ErrNotFound) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no rewrite "+strconv.Quote(id))
+		writeError(w, http.StatusNotFound, "no rewrite "+strconv.Quote(id))
 		return
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	var plan pricing.Plan
@@ -449,20 +441,20 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	ans, err := s.broker.decide(r.Context(), id, decision, api.ReasonUser, Caller(r.Context()), false)
 	switch {
 	case errors.Is(err, storage.ErrAlreadyDecided):
-		writeError(w, http.StatusConflict, codeConflict, "already decided: "+ans.Decision+" ("+ans.Reason+")")
+		writeError(w, http.StatusConflict, "already decided: "+ans.Decision+" ("+ans.Reason+")")
 		return
 	case errors.Is(err, errExpired):
-		writeError(w, http.StatusConflict, codeConflict, "already decided: the question's deadline passed and it was declined (timeout)")
+		writeError(w, http.StatusConflict, "already decided: the question's deadline passed and it was declined (timeout)")
 		return
 	case errors.Is(err, storage.ErrNotFound):
 		if _, err := s.store.Rewrite(r.Context(), id); err == nil {
-			writeError(w, http.StatusConflict, codeConflict, "already decided")
+			writeError(w, http.StatusConflict, "already decided")
 		} else {
-			writeError(w, http.StatusNotFound, codeNotFound, "no pending rewrite "+strconv.Quote(id))
+			writeError(w, http.StatusNotFound, "no pending rewrite "+strconv.Quote(id))
 		}
 		return
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	if b.Choice == api.ChoiceAlwaysSession {
@@ -491,11 +483,11 @@ func (s *Server) handleOutcome(w http.ResponseWriter, r *http.Request) {
 	}
 	err := s.store.SetRewriteOutcome(r.Context(), r.PathValue("id"), *b.Applied, b.Error)
 	if errors.Is(err, storage.ErrNotFound) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no rewrite "+strconv.Quote(r.PathValue("id")))
+		writeError(w, http.StatusNotFound, "no rewrite "+strconv.Quote(r.PathValue("id")))
 		return
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

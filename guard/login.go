@@ -69,7 +69,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	id := make([]byte, 16)
 	if _, err := rand.Read(id); err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, "reading random bytes")
+		writeError(w, http.StatusInternalServerError, "reading random bytes")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"net/http"
 
 	"tollgate/guard/api"
@@ -99,9 +100,28 @@ func (s *Server) handlePutMode(w http.ResponseWriter, r *http.Request) {
 			writeFieldError(w, fn.FieldName(), err.Error())
 			return
 		}
-		writeError(w, http.StatusInternalServerError, codeInternal, "saving the mode: "+err.Error())
+		writeError(w, http.StatusInternalServerError, "saving the mode: "+err.Error())
 		return
 	}
 	s.events.publish(EventModeChanged, api.ModeChanged{Scope: b.Scope, Profile: b.Profile, Session: b.Session, Mode: b.Mode})
 	writeJSON(w, http.StatusOK, s.modeState(b.Session, b.Profile))
+}
+
+// ModeState is the pill's state, as GET /v1/mode answers it: the window's
+// tray reads it in-process.
+func (s *Server) ModeState(session, profile string) api.ModeState {
+	return s.modeState(session, profile)
+}
+
+// SetGlobalMode sets the global mode, as PUT /v1/mode with scope global
+// does (the tray's menu), and announces it.
+func (s *Server) SetGlobalMode(mode string) error {
+	if !validMode(mode) {
+		return fmt.Errorf("mode %q: want ask, auto or off", mode)
+	}
+	if err := s.settings.SetGlobalMode(mode); err != nil {
+		return err
+	}
+	s.events.publish(EventModeChanged, api.ModeChanged{Scope: "global", Mode: mode})
+	return nil
 }

@@ -15,11 +15,11 @@ import (
 
 func (s *Server) storeError(w http.ResponseWriter, what string, err error) {
 	if errors.Is(err, storage.ErrNotFound) {
-		writeError(w, http.StatusNotFound, codeNotFound, what+" not found")
+		writeError(w, http.StatusNotFound, what+" not found")
 		return
 	}
 	s.log.Error("reading "+what, "err", err)
-	writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+	writeError(w, http.StatusInternalServerError, err.Error())
 }
 
 // withMode fills a session's effective mode.
@@ -147,7 +147,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	}
 	exp, ok := s.store.(Exporter)
 	if !ok {
-		writeError(w, http.StatusNotImplemented, codeInternal, "this store cannot export")
+		writeError(w, http.StatusNotImplemented, "this store cannot export")
 		return
 	}
 	format := r.URL.Query().Get("format")
@@ -259,7 +259,7 @@ type SettingsEditor interface {
 func (s *Server) editor(w http.ResponseWriter) (SettingsEditor, bool) {
 	ed, ok := s.settings.(SettingsEditor)
 	if !ok {
-		writeError(w, http.StatusNotImplemented, codeInternal, "settings cannot be edited in this build")
+		writeError(w, http.StatusNotImplemented, "settings cannot be edited in this build")
 	}
 	return ed, ok
 }
@@ -285,7 +285,7 @@ func (s *Server) handlePutProfile(w http.ResponseWriter, r *http.Request) {
 			writeFieldError(w, fn.FieldName(), err.Error())
 			return
 		}
-		writeError(w, http.StatusInternalServerError, codeInternal, "saving profile: "+err.Error())
+		writeError(w, http.StatusInternalServerError, "saving profile: "+err.Error())
 		return
 	}
 	view, _ := ed.ProfileView(name)
@@ -312,7 +312,7 @@ func (s *Server) handlePutSettings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err := ed.SetAskTimeout(d); err != nil {
-			writeError(w, http.StatusInternalServerError, codeInternal, "saving askTimeout: "+err.Error())
+			writeError(w, http.StatusInternalServerError, "saving askTimeout: "+err.Error())
 			return
 		}
 	}
@@ -325,7 +325,7 @@ type repriceBody struct {
 
 func (s *Server) handleReprice(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Reprice == nil {
-		writeError(w, http.StatusNotImplemented, codeInternal, "re-pricing is not available")
+		writeError(w, http.StatusNotImplemented, "re-pricing is not available")
 		return
 	}
 	var b repriceBody
@@ -342,7 +342,7 @@ func (s *Server) handleReprice(w http.ResponseWriter, r *http.Request) {
 	}
 	reqs, sessions, err := s.opts.Reprice(r.Context(), b.Session)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]int64{"requests": reqs, "sessions": sessions})

@@ -22,12 +22,13 @@ import (
 // checks, because nothing outside this process can send on it.
 
 // Body limits: most bodies are small; the two surface-carrying endpoints get
-// room for a million-token surface of small units.
+// room for a million-token surface of small units. A route that needs more
+// declares it where it is registered (Route.BodyLimit): the limit is looked
+// up by the pattern the request matches, so no layer names another room's
+// path.
 const (
 	defaultBodyLimit = 1 << 20
 	surfaceBodyLimit = 16 << 20
-	// Uploaded session logs for the UI's Import (spooled to disk).
-	importBodyLimit = 2 << 30
 )
 
 // CSP for HTML: scripts, styles and connections only from this origin; no
@@ -40,8 +41,9 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 type ctxKey int
 
 const (
-	ctxTrusted ctxKey = iota // the request came through the in-process window chain
-	ctxClient                // how the caller authenticated: "token", "cookie", "window"
+	ctxTrusted   ctxKey = iota // the request came through the in-process window chain
+	ctxClient                  // how the caller authenticated: "token", "cookie", "window"
+	ctxBodyLimit               // the request's body limit, for the 413 message
 )
 
 // Caller says how a request was admitted.
@@ -107,7 +109,7 @@ func (p hostPolicy) allowedOrigin(origin string) bool {
 func (p hostPolicy) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.allowedHost(r.Host) {
-			writeError(w, http.StatusForbidden, codeForbidden, "Host "+strconv.Quote(r.Host)+" is not a loopback name; use http://127.0.0.1:"+p.port)
+			writeError(w, http.StatusForbidden, "Host "+strconv.Quote(r.Host)+" is not a loopback name; use http://127.0.0.1:"+p.port)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -117,7 +119,7 @@ func (p hostPolicy) checkHost(next http.Handler) http.Handler {
 func (p hostPolicy) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !p.allowedOrigin(origin) {
-			writeError(w, http.StatusForbidden, codeForbidden, "cross-origin request from "+strconv.Quote(origin)+" refused")
+			writeError(w, http.StatusForbidden, "cross-origin request from "+strconv.Quote(origin)+" refused")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -163,7 +165,7 @@ func (a authenticator) authenticate(next http.Handler) http.Handler {
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxClient, "token")))
 				return
 			}
-			writeError(w, http.StatusUnauthorized, codeUnauthorized, "wrong token: read it from api.json or run `tollgate token`")
+			writeError(w, http.StatusUnauthorized, "wrong token: read it from api.json or run `tollgate token`")
 			return
 		}
 		if c, err := r.Cookie(a.cookieName); err == nil && a.validCookie(c.Value) {
@@ -171,29 +173,27 @@ func (a authenticator) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tollgate"`)
-		writeError(w, http.StatusUnauthorized, codeUnauthorized, "not logged in: run `tollgate login` and open the URL it prints, or send Authorization: Bearer <token>")
+		writeError(w, http.StatusUnauthorized, "not logged in: run `tollgate login` and open the URL it prints, or send Authorization: Bearer <token>")
 	})
 }
 
-// bodyLimitFor returns the most bytes a route may read.
-func bodyLimitFor(r *http.Request) int64 {
-	if r.Method == http.MethodPost && r.URL.Path == "/v1/import" {
-		return importBodyLimit
-	}
-	if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/sessions/") &&
-		(strings.HasSuffix(r.URL.Path, "/requests") || strings.HasSuffix(r.URL.Path, "/rewrites")) {
-		return surfaceBodyLimit
+// bodyLimitFor returns the most bytes a route may read: its registered
+// limit, else the default.
+func (s *Server) bodyLimitFor(r *http.Request) int64 {
+	if _, pattern := s.mux.Handler(r); s.bodyLimits[pattern] > 0 {
+		return s.bodyLimits[pattern]
 	}
 	return defaultBodyLimit
 }
 
 // limitBody answers 413 at once when Content-Length says too much, and caps
 // the reader otherwise (handlers turn a MaxBytesError into 413).
-func limitBody(next http.Handler) http.Handler {
+func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit := bodyLimitFor(r)
+		limit := s.bodyLimitFor(r)
+		r = r.WithContext(context.WithValue(r.Context(), ctxBodyLimit, limit))
 		if r.ContentLength > limit {
-			writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, "body of "+strconv.FormatInt(r.ContentLength, 10)+" bytes is over the limit of "+strconv.FormatInt(limit, 10))
+			writeError(w, http.StatusRequestEntityTooLarge, "body of "+strconv.FormatInt(r.ContentLength, 10)+" bytes is over the limit of "+strconv.FormatInt(limit, 10))
 			return
 		}
 		if r.Body != nil {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"tollgate/guard/api"
 )
 
 // Options configure a Server.
@@ -43,18 +44,27 @@ type Options struct {
 	// Pricer prices requests and finds cache models.
 	Pricer Pricer
 	// Integrations lists installed hook integrations (nil: none).
-	Integrations func() []Integration
+	Integrations func() []api.Integration
 	// Reprice re-prices stored requests of a session ("" = all).
 	Reprice func(ctx context.Context, session string) (requests, sessions int64, err error)
-	// Routes are extra authenticated routes (pattern → handler), for the
-	// app's import and simulate actions.
-	Routes map[string]http.Handler
+	// Routes are extra authenticated routes: the app's import, simulate and
+	// doctor actions and the integrations' own endpoints.
+	Routes []Route
 	// OnRaise brings the desktop window to the front (nil in serve mode).
 	OnRaise func()
 	// OnQuestion runs when a question starts waiting (the window raises).
 	OnQuestion func()
 	Logger     *slog.Logger
 	Now        func() time.Time
+}
+
+// Route is an extra authenticated route. Its handler answers errors with
+// WriteError, like every other route.
+type Route struct {
+	Pattern string // a ServeMux pattern: "POST /v1/import"
+	Handler http.Handler
+	// BodyLimit is the most bytes its body may hold (0: 1 MiB).
+	BodyLimit int64
 }
 
 // Server is the /v1 API and the static UI.
@@ -67,7 +77,9 @@ type Server struct {
 	auth    authenticator
 	logins  *loginNonces
 	mux     *http.ServeMux
-	engines *engineRegistry
+	// bodyLimits are the routes' body limits by pattern (absent: 1 MiB).
+	bodyLimits map[string]int64
+	engines    *engineRegistry
 
 	settings Settings
 	store    Store
@@ -96,14 +108,18 @@ func NewServer(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("guard: BaseURL %q: %w", opts.BaseURL, err)
 	}
 	s := &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		now:      now,
-		baseURL:  opts.BaseURL,
-		policy:   hostPolicy{port: port, extraHostname: opts.InsecureHost},
-		auth:     authenticator{token: opts.Token, cookieName: "tollgate_" + port},
-		logins:   newLoginNonces(now),
-		mux:      http.NewServeMux(),
+		opts:    opts,
+		log:     opts.Logger,
+		now:     now,
+		baseURL: opts.BaseURL,
+		policy:  hostPolicy{port: port, extraHostname: opts.InsecureHost},
+		auth:    authenticator{token: opts.Token, cookieName: "tollgate_" + port},
+		logins:  newLoginNonces(now),
+		mux:     http.NewServeMux(),
+		bodyLimits: map[string]int64{
+			"POST /v1/sessions/{session}/requests": surfaceBodyLimit,
+			"POST /v1/sessions/{session}/rewrites": surfaceBodyLimit,
+		},
 		engines:  newEngineRegistry(now),
 		settings: opts.Settings,
 		store:    opts.Store,
@@ -180,8 +196,11 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /v1/profiles/{name}", s.handlePutProfile)
 	m.HandleFunc("PUT /v1/settings", s.handlePutSettings)
 	m.HandleFunc("POST /v1/reprice", s.handleReprice)
-	for pattern, h := range s.opts.Routes {
-		m.Handle(pattern, h)
+	for _, rt := range s.opts.Routes {
+		m.Handle(rt.Pattern, rt.Handler)
+		if rt.BodyLimit > 0 {
+			s.bodyLimits[rt.Pattern] = rt.BodyLimit
+		}
 	}
 	m.HandleFunc("/v1/", s.handleUnrouted)
 }
@@ -199,22 +218,22 @@ func (s *Server) handleUnrouted(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allowed) > 0 {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeError(w, http.StatusMethodNotAllowed, codeMethod, r.Method+" "+r.URL.Path+": use "+strings.Join(allowed, " or "))
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": use "+strings.Join(allowed, " or "))
 		return
 	}
-	writeError(w, http.StatusNotFound, codeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 }
 
 // Handler is the chain for the TCP listener.
 func (s *Server) Handler() http.Handler {
-	api := s.auth.authenticate(limitBody(s.mux))
+	api := s.auth.authenticate(s.limitBody(s.mux))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/v1/"):
 			api.ServeHTTP(w, r)
 		case r.URL.Path == "/login":
 			if r.Method != http.MethodGet {
-				writeError(w, http.StatusMethodNotAllowed, codeMethod, "use GET /login?nonce=…")
+				writeError(w, http.StatusMethodNotAllowed, "use GET /login?nonce=…")
 				return
 			}
 			s.handleLogin(w, r)
@@ -228,7 +247,7 @@ func (s *Server) Handler() http.Handler {
 // TrustedHandler is the chain for the Wails window's AssetServer: the same
 // routes, without Host, Origin or token checks (see security.go).
 func (s *Server) TrustedHandler() http.Handler {
-	api := limitBody(s.mux)
+	api := s.limitBody(s.mux)
 	return trusted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/") {
 			api.ServeHTTP(w, r)
@@ -242,11 +261,11 @@ func (s *Server) TrustedHandler() http.Handler {
 // own routes (#/sessions/…) survive a reload.
 func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeError(w, http.StatusMethodNotAllowed, codeMethod, "static files take GET")
+		writeError(w, http.StatusMethodNotAllowed, "static files take GET")
 		return
 	}
 	if s.opts.Assets == nil {
-		writeError(w, http.StatusNotFound, codeNotFound, "this build has no UI assets")
+		writeError(w, http.StatusNotFound, "this build has no UI assets")
 		return
 	}
 	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
@@ -282,13 +301,13 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleRotateToken(w http.ResponseWriter, r *http.Request) {
 	if s.opts.RotateToken == nil || IsWindow(r.Context()) {
-		writeError(w, http.StatusForbidden, codeForbidden, "rotate the token with `tollgate token --rotate`")
+		writeError(w, http.StatusForbidden, "rotate the token with `tollgate token --rotate`")
 		return
 	}
 	tok, err := s.opts.RotateToken()
 	if err != nil {
 		s.log.Error("rotating token", "err", err)
-		writeError(w, http.StatusInternalServerError, codeInternal, "rotating token: "+err.Error())
+		writeError(w, http.StatusInternalServerError, "rotating token: "+err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"token": tok})
@@ -296,7 +315,7 @@ func (s *Server) handleRotateToken(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleRaise(w http.ResponseWriter, r *http.Request) {
 	if s.opts.OnRaise == nil {
-		writeError(w, http.StatusConflict, codeConflict, "this tollgate runs headless (tollgate serve); open "+s.baseURL)
+		writeError(w, http.StatusConflict, "this tollgate runs headless (tollgate serve); open "+s.baseURL)
 		return
 	}
 	s.opts.OnRaise()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"tollgate/pricing"
 )
 
 // Claude Code transcripts (~/.claude/projects/<project>/<session>.jsonl and
@@ -63,10 +64,16 @@ type claudeParser struct {
 	waiting  []int
 	lastFold int // record index of the last fold, -1 if none this pass
 	lastKey  string
+	// live (Options.Live) measures the main thread's content after its last
+	// request in pending.
+	live    bool
+	pending int64
 }
 
+func (p *claudeParser) pendingBytes() int64 { return p.pending }
+
 func newClaudeParser(opts Options) (*claudeParser, error) {
-	p := &claudeParser{role: claudeRole(opts.Path), path: opts.Path, index: map[string]int{}, lastFold: -1}
+	p := &claudeParser{role: claudeRole(opts.Path), path: opts.Path, index: map[string]int{}, lastFold: -1, live: opts.Live}
 	if len(opts.State) > 0 {
 		if err := json.Unmarshal(opts.State, &p.st); err != nil {
 			return nil, err
@@ -122,16 +129,18 @@ type ccLine struct {
 	typ, subtype, timestamp, sessionID, requestID, uuid, cwd string
 	msgID, model                                             string
 	sidechain, compactSummary, hasUsage                      bool
-	usage                                                    Usage
+	usage                                                    pricing.Usage
 	trigger                                                  string
 	preTokens                                                int64
 	summaryChars                                             int
+	contentBytes                                             int64 // raw size of message.content (live only)
+	hasContent                                               bool
 }
 
 func (p *claudeParser) line(b []byte, n int) error {
 	needMeta := p.st.Session == "" || (p.role == PurposeConversation && p.st.Title == "")
 	hasUsage := true
-	if !needMeta {
+	if !needMeta && !p.live { // a live read measures every line's content
 		// Most lines say their type among the short fields they start
 		// with (user, progress, file-history-snapshot): those are skipped
 		// without looking further. An assistant line names its type only
@@ -216,6 +225,9 @@ func (p *claudeParser) line(b []byte, n int) error {
 	if p.role == PurposeConversation && p.st.Title == "" && l.cwd != "" {
 		p.st.Title = filepath.Base(filepath.FromSlash(strings.ReplaceAll(l.cwd, `\`, "/")))
 	}
+	if p.live && p.role == PurposeConversation && !l.sidechain {
+		p.measure(&l)
+	}
 	switch {
 	case l.typ == "assistant" && l.hasUsage:
 		return p.assistant(&l, n)
@@ -230,6 +242,22 @@ func (p *claudeParser) line(b []byte, n int) error {
 		}
 	}
 	return nil
+}
+
+// measure keeps the size of the main thread's content since its last
+// request: a boundary or a billed request starts it again, and any other
+// user or assistant message adds its content.
+func (p *claudeParser) measure(l *ccLine) {
+	switch {
+	case l.typ == "system" && l.subtype == "compact_boundary":
+		p.pending = 0
+	case l.typ == "assistant" && l.hasUsage:
+		if l.model != "<synthetic>" {
+			p.pending = 0
+		}
+	case (l.typ == "user" || l.typ == "assistant") && l.hasContent:
+		p.pending += l.contentBytes
+	}
 }
 
 // topType reads the top-level "type" of a line when it comes before any
@@ -278,11 +306,13 @@ func (p *claudeParser) message(s *scanner, l *ccLine, hasUsage bool) {
 			l.hasUsage = true
 			l.usage = claudeUsage(s)
 		case "content":
-			if !p.st.FoldOpen {
+			start := s.i
+			if p.st.FoldOpen {
+				l.summaryChars = contentChars(s)
+			} else {
 				s.skip()
-				return
 			}
-			l.summaryChars = contentChars(s)
+			l.contentBytes, l.hasContent = int64(s.i-start), true
 		default:
 			s.skip()
 		}
@@ -332,8 +362,8 @@ func contentChars(s *scanner) int {
 }
 
 // claudeUsage normalises an Anthropic usage object to disjoint counts.
-func claudeUsage(s *scanner) Usage {
-	var u Usage
+func claudeUsage(s *scanner) pricing.Usage {
+	var u pricing.Usage
 	var creation, w5, w1 int64
 	split := false
 	s.object(func(k []byte) {

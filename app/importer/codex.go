@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"tollgate/pricing"
 )
 
 // Codex rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl): one
@@ -43,12 +44,12 @@ type codexTotal struct {
 }
 
 type codexReq struct {
-	ID      string    `json:"id"`
-	At      time.Time `json:"at"`
-	Model   string    `json:"model,omitempty"`
-	Usage   Usage     `json:"usage"`
-	Line    int       `json:"line"`
-	PrevPre int64     `json:"prevPre"`
+	ID      string        `json:"id"`
+	At      time.Time     `json:"at"`
+	Model   string        `json:"model,omitempty"`
+	Usage   pricing.Usage `json:"usage"`
+	Line    int           `json:"line"`
+	PrevPre int64         `json:"prevPre"`
 }
 
 type codexState struct {
@@ -260,7 +261,7 @@ func (p *codexParser) tokenCount(l *cxLine, n int) error {
 		id = "t" + strconv.FormatInt(l.total.Total, 10)
 	}
 	cached := min(l.last.Cached, l.last.Input)
-	u := Usage{Input: l.last.Input - cached, CacheRead: cached, Output: l.last.Output}
+	u := pricing.Usage{Input: l.last.Input - cached, CacheRead: cached, Output: l.last.Output}
 	model := p.st.Model
 	if p.st.First == "" && model != "" {
 		p.st.First = model

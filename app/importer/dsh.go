@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"tollgate/pricing"
 )
 
 // DSHVersion is the dsh session log format version this package reads.
@@ -61,11 +62,11 @@ type dshLine struct {
 	typ, at, id, model, profile, provider, purpose, trigger, format, session, title, cause, op, kind string
 	version                                                                                          int64
 	hasVersion, hasUsage, hasCall                                                                    bool
-	usage                                                                                            Usage
+	usage                                                                                            pricing.Usage
 	window, threshold, pre, summarized, retained, checkpoint, units, shadowed                        int64
 	from                                                                                             *int64
 	callID, callModel                                                                                string
-	callUsage                                                                                        Usage
+	callUsage                                                                                        pricing.Usage
 	unitTokens, unitCount, replacement                                                               int64
 }
 
@@ -217,8 +218,8 @@ func (p *dshParser) header(l *dshLine) error {
 	return nil
 }
 
-func dshUsage(s *scanner) Usage {
-	var u Usage
+func dshUsage(s *scanner) pricing.Usage {
+	var u pricing.Usage
 	s.object(func(k []byte) {
 		switch string(k) {
 		case "inputTokens":

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"tollgate/pricing"
 )
 
 // Every parser is fuzzed: no input panics, Consumed never passes the input,
@@ -39,7 +40,7 @@ func fuzzParser(f *testing.F, harness, path string, seeds [][]byte) {
 			return // cuts of compressed data are TestZstdIncompleteFrameWaits's
 		}
 		c := int(cut) % (len(data) + 1)
-		g1 := got{requests: map[string]Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
+		g1 := got{requests: map[string]pricing.Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
 		g1.add(one)
 		first, err := Parse(bytes.NewReader(data[:c]), Options{Harness: harness, Path: path})
 		if err != nil {
@@ -49,7 +50,7 @@ func fuzzParser(f *testing.F, harness, path string, seeds [][]byte) {
 		if err != nil {
 			t.Fatalf("the second pass fails where the whole succeeds: %v", err)
 		}
-		g2 := got{requests: map[string]Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
+		g2 := got{requests: map[string]pricing.Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
 		g2.add(first)
 		g2.add(second)
 		if fmt.Sprint(sortedUsage(g1.requests)) != fmt.Sprint(sortedUsage(g2.requests)) {

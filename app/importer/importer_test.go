@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tollgate/pricing"
 )
 
 // ── where the real data lives ──────────────────────────────────────────
@@ -48,7 +49,7 @@ func sharedData(t testing.TB) string {
 // parsers — following the formats as the harnesses document them.
 
 type want struct {
-	requests map[string]Usage // by request key, final (last line's) figures
+	requests map[string]pricing.Usage // by request key, final (last line's) figures
 	purposes map[string]string
 	folds    []wantFold
 }
@@ -98,7 +99,7 @@ func readLines(t testing.TB, path string) []map[string]any {
 // wantClaude decodes a Claude Code session: its main transcript and its
 // subagents' files, deduplicated by message id + request id across files.
 func wantClaude(t testing.TB, main string, subagents []string) want {
-	w := want{requests: map[string]Usage{}, purposes: map[string]string{}}
+	w := want{requests: map[string]pricing.Usage{}, purposes: map[string]string{}}
 	files := append([]string{main}, subagents...)
 	for fi, path := range files {
 		var open []int // folds waiting for the next main request
@@ -114,7 +115,7 @@ func wantClaude(t testing.TB, main string, subagents []string) want {
 				if rid, _ := m["requestId"].(string); rid != "" {
 					key += ":" + rid
 				}
-				usage := Usage{Input: num(u, "input_tokens"), CacheRead: num(u, "cache_read_input_tokens"), Output: num(u, "output_tokens")}
+				usage := pricing.Usage{Input: num(u, "input_tokens"), CacheRead: num(u, "cache_read_input_tokens"), Output: num(u, "output_tokens")}
 				if cc := obj(u, "cache_creation"); cc != nil {
 					usage.CacheWrite, usage.CacheWrite1h = num(cc, "ephemeral_5m_input_tokens"), num(cc, "ephemeral_1h_input_tokens")
 				} else {
@@ -153,7 +154,7 @@ func wantClaude(t testing.TB, main string, subagents []string) want {
 
 // got merges what Parse returned for a session's files.
 type got struct {
-	requests map[string]Usage
+	requests map[string]pricing.Usage
 	purposes map[string]string
 	folds    []*Fold
 	sessions map[string]bool
@@ -161,7 +162,7 @@ type got struct {
 
 func parseFiles(t testing.TB, harness string, files ...string) got {
 	t.Helper()
-	g := got{requests: map[string]Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
+	g := got{requests: map[string]pricing.Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
@@ -195,8 +196,8 @@ func (g *got) add(res *Result) {
 	}
 }
 
-func totals(m map[string]Usage) Usage {
-	var t Usage
+func totals(m map[string]pricing.Usage) pricing.Usage {
+	var t pricing.Usage
 	for _, u := range m {
 		t = t.Add(u)
 	}
@@ -285,7 +286,7 @@ func TestClaudeCodeRealSessionFigures(t *testing.T) {
 	}
 	g := parseFiles(t, ClaudeCode, main)
 	tot := totals(g.requests)
-	if len(g.requests) != 152 || tot != (Usage{Input: 180, CacheRead: 14771617, CacheWrite1h: 349474, Output: 38899}) {
+	if len(g.requests) != 152 || tot != (pricing.Usage{Input: 180, CacheRead: 14771617, CacheWrite1h: 349474, Output: 38899}) {
 		t.Fatalf("258c7280 main transcript: %d requests, %+v", len(g.requests), tot)
 	}
 	if len(g.folds) != 1 || g.folds[0].PreTokens != 167094 || ptr(g.folds[0].ActualCold) != int64(12500) {
@@ -294,7 +295,7 @@ func TestClaudeCodeRealSessionFigures(t *testing.T) {
 }
 
 func wantCodex(t testing.TB, path string) want {
-	w := want{requests: map[string]Usage{}, purposes: map[string]string{}}
+	w := want{requests: map[string]pricing.Usage{}, purposes: map[string]string{}}
 	var last string
 	for _, m := range readLines(t, path) {
 		p := obj(m, "payload")
@@ -309,7 +310,7 @@ func wantCodex(t testing.TB, path string) want {
 		last = string(total)
 		lu := obj(info, "last_token_usage")
 		key := fmt.Sprintf("t%d", num(obj(info, "total_token_usage"), "total_tokens"))
-		w.requests[key] = Usage{Input: num(lu, "input_tokens") - num(lu, "cached_input_tokens"), CacheRead: num(lu, "cached_input_tokens"), Output: num(lu, "output_tokens")}
+		w.requests[key] = pricing.Usage{Input: num(lu, "input_tokens") - num(lu, "cached_input_tokens"), CacheRead: num(lu, "cached_input_tokens"), Output: num(lu, "output_tokens")}
 		w.purposes[key] = PurposeConversation
 	}
 	return w
@@ -366,7 +367,7 @@ func TestDetectRealFiles(t *testing.T) {
 // (as a file grows), carrying state and offset like the app does.
 func parseInPasses(t testing.TB, harness, path string, data []byte, cuts []int) got {
 	t.Helper()
-	g := got{requests: map[string]Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
+	g := got{requests: map[string]pricing.Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
 	var state json.RawMessage
 	offset := 0
 	for _, cut := range append(cuts, len(data)) {
@@ -422,7 +423,7 @@ func TestIncrementalPassesMatchOnePass(t *testing.T) {
 	}
 }
 
-func sortedUsage(m map[string]Usage) []string {
+func sortedUsage(m map[string]pricing.Usage) []string {
 	var out []string
 	for k, u := range m {
 		out = append(out, fmt.Sprintf("%s=%v", k, u))
@@ -517,19 +518,19 @@ func TestClaudeUsageNormalisation(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		usage string
-		want  Usage
+		want  pricing.Usage
 	}{
 		{`{"input_tokens":3,"cache_creation_input_tokens":15005,"cache_read_input_tokens":11442,"cache_creation":{"ephemeral_5m_input_tokens":15005,"ephemeral_1h_input_tokens":0},"output_tokens":9}`,
-			Usage{Input: 3, CacheRead: 11442, CacheWrite: 15005, Output: 9}},
+			pricing.Usage{Input: 3, CacheRead: 11442, CacheWrite: 15005, Output: 9}},
 		{`{"input_tokens":3,"cache_creation_input_tokens":8037,"cache_read_input_tokens":17842,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":8037},"output_tokens":10}`,
-			Usage{Input: 3, CacheRead: 17842, CacheWrite1h: 8037, Output: 10}},
+			pricing.Usage{Input: 3, CacheRead: 17842, CacheWrite1h: 8037, Output: 10}},
 		// no split: all writes count as 5-minute ones
 		{`{"input_tokens":10,"cache_creation_input_tokens":2128,"cache_read_input_tokens":13522,"output_tokens":6}`,
-			Usage{Input: 10, CacheRead: 13522, CacheWrite: 2128, Output: 6}},
+			pricing.Usage{Input: 10, CacheRead: 13522, CacheWrite: 2128, Output: 6}},
 		// a split that does not add up: the rest is 5-minute
 		{`{"input_tokens":1,"cache_creation_input_tokens":100,"cache_creation":{"ephemeral_1h_input_tokens":40},"output_tokens":1}`,
-			Usage{Input: 1, CacheWrite: 60, CacheWrite1h: 40, Output: 1}},
-		{`{"input_tokens":null,"cache_creation":null,"output_tokens":2.0}`, Usage{Output: 2}},
+			pricing.Usage{Input: 1, CacheWrite: 60, CacheWrite1h: 40, Output: 1}},
+		{`{"input_tokens":null,"cache_creation":null,"output_tokens":2.0}`, pricing.Usage{Output: 2}},
 	} {
 		res, err := Parse(strings.NewReader(line(tc.usage)), Options{Harness: ClaudeCode, Path: "x.jsonl"})
 		if err != nil {

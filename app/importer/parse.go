@@ -30,6 +30,12 @@ type Options struct {
 	// it is a whole JSON object. Otherwise it is left for the next pass, as
 	// a writer may still be writing it.
 	AtEOF bool
+	// Live reads a transcript its harness is writing, for a hook that must
+	// answer now: a line that cannot be read is skipped and counted in
+	// Result.Skipped instead of failing the pass, and (Claude Code) the
+	// content written after the main thread's last request is measured in
+	// Result.PendingBytes.
+	Live bool
 }
 
 // Result is one pass over a file.
@@ -37,7 +43,16 @@ type Result struct {
 	Batch
 	// State is to be handed back in Options.State with the next pass.
 	State json.RawMessage
+	// Skipped counts unreadable lines passed over (Options.Live only).
+	Skipped int
+	// PendingBytes is, with Options.Live, the size of the message content
+	// (raw JSON bytes) on the main thread after its last request: what the
+	// next request will add to the prompt.
+	PendingBytes int64
 }
+
+// pendingMeter is a parser that measures pending content (Options.Live).
+type pendingMeter interface{ pendingBytes() int64 }
 
 // parser turns lines into records. Implementations keep everything they
 // need across passes in their state.
@@ -98,7 +113,7 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := driver{p: p, path: opts.Path, lines: lines, atEOF: opts.AtEOF}
+	d := driver{p: p, path: opts.Path, lines: lines, atEOF: opts.AtEOF, live: opts.Live}
 	if IsZstd(opts.Path) {
 		err = d.zstd(r)
 	} else {
@@ -112,6 +127,10 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 	res.Session, res.Records = p.finish()
 	res.Lines = d.lines - lines
 	res.Consumed = d.consumed
+	res.Skipped = d.skipped
+	if m, ok := p.(pendingMeter); ok && opts.Live {
+		res.PendingBytes = m.pendingBytes()
+	}
 	res.State, err = p.state(d.lines)
 	if err != nil {
 		return nil, err
@@ -125,6 +144,8 @@ type driver struct {
 	lines    int
 	consumed int64
 	atEOF    bool
+	live     bool
+	skipped  int
 }
 
 // chunkSize is how much is read at a time; a longer line grows the buffer.
@@ -203,6 +224,15 @@ func (d *driver) lines_(chunk []byte) error {
 }
 
 func (d *driver) one(line []byte) error {
+	err := d.frame(line)
+	if err != nil && d.live {
+		d.skipped++ // a line being written, or corrupt: the hook answers without it
+		return nil
+	}
+	return err
+}
+
+func (d *driver) frame(line []byte) error {
 	// Every line of these logs is one JSON object: check the frame cheaply
 	// here, and let the parser decode the lines that matter to it.
 	lo, hi := 0, len(line)

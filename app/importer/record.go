@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"tollgate/pricing"
 )
 
 // Harness names, as stored in sessions.harness and accepted by --harness.
@@ -28,35 +29,6 @@ const (
 	TriggerManual = "manual"
 )
 
-// Usage counts one request's tokens, disjoint as DESIGN §3 defines them:
-// Input is neither read from nor written to the cache.
-type Usage struct {
-	Input        int64 `json:"input"`
-	CacheRead    int64 `json:"cacheRead"`
-	CacheWrite   int64 `json:"cacheWrite"`   // 5-minute or untyped writes
-	CacheWrite1h int64 `json:"cacheWrite1h"` // one-hour writes
-	Output       int64 `json:"output"`
-}
-
-// Prompt is every input token of the request, cached or not.
-func (u Usage) Prompt() int64 { return u.Input + u.CacheRead + u.CacheWrite + u.CacheWrite1h }
-
-// Uncached is the part of the prompt not read from the cache.
-func (u Usage) Uncached() int64 { return u.Input + u.CacheWrite + u.CacheWrite1h }
-
-// Add sums two usages.
-func (u Usage) Add(v Usage) Usage {
-	return Usage{Input: u.Input + v.Input, CacheRead: u.CacheRead + v.CacheRead, CacheWrite: u.CacheWrite + v.CacheWrite,
-		CacheWrite1h: u.CacheWrite1h + v.CacheWrite1h, Output: u.Output + v.Output}
-}
-
-// Max is the field-wise maximum: the final figures of a streamed message
-// whose snapshots only ever grow.
-func (u Usage) Max(v Usage) Usage {
-	return Usage{Input: max(u.Input, v.Input), CacheRead: max(u.CacheRead, v.CacheRead), CacheWrite: max(u.CacheWrite, v.CacheWrite),
-		CacheWrite1h: max(u.CacheWrite1h, v.CacheWrite1h), Output: max(u.Output, v.Output)}
-}
-
 // Session is what a log says about its session. Empty fields say nothing.
 type Session struct {
 	ID              string `json:"id"`
@@ -80,7 +52,7 @@ type Request struct {
 	Profile  string
 	Provider string
 	Model    string
-	Usage    Usage
+	Usage    pricing.Usage
 	Line     int // 1-based line of its first appearance in the file
 }
 
@@ -97,7 +69,7 @@ type Fold struct {
 	// Summary is the summary call's usage when the same file shows it
 	// (dsh, Codex). Claude Code's lives in another file; the store links
 	// it by time, as it does for every compaction request.
-	Summary *Usage
+	Summary *pricing.Usage
 	// Position is the number of main-conversation requests of the file
 	// (this import included) before the fold.
 	Position int

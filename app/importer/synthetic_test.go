@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tollgate/pricing"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -300,7 +301,7 @@ func TestSyntheticCodex(t *testing.T) {
 	// independent expectations for the folds: preTokens is the context of
 	// the last conversation request before it, actual cold the uncached
 	// input of the first after it
-	var reqs []Usage
+	var reqs []pricing.Usage
 	var keys []string
 	for _, m := range readLines(t, path) {
 		p := obj(m, "payload")
@@ -311,7 +312,7 @@ func TestSyntheticCodex(t *testing.T) {
 				continue
 			}
 			keys = append(keys, k)
-			reqs = append(reqs, Usage{Input: num(lu, "input_tokens") - num(lu, "cached_input_tokens"), CacheRead: num(lu, "cached_input_tokens"), Output: num(lu, "output_tokens")})
+			reqs = append(reqs, pricing.Usage{Input: num(lu, "input_tokens") - num(lu, "cached_input_tokens"), CacheRead: num(lu, "cached_input_tokens"), Output: num(lu, "output_tokens")})
 		}
 		if m["type"] == "compacted" {
 			// requests so far; for the local one the last is the summary call
@@ -349,7 +350,7 @@ func TestSyntheticCodex(t *testing.T) {
 }
 
 func wantDSH(t testing.TB, data []byte) want {
-	w := want{requests: map[string]Usage{}, purposes: map[string]string{}}
+	w := want{requests: map[string]pricing.Usage{}, purposes: map[string]string{}}
 	var open []int
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -359,8 +360,8 @@ func wantDSH(t testing.TB, data []byte) want {
 		if err := json.Unmarshal(line, &m); err != nil {
 			t.Fatal(err)
 		}
-		usage := func(u map[string]any) Usage {
-			return Usage{Input: num(u, "inputTokens"), CacheRead: num(u, "cacheReadTokens"), CacheWrite: num(u, "cacheWriteTokens"), CacheWrite1h: num(u, "cacheWrite1hTokens"), Output: num(u, "outputTokens")}
+		usage := func(u map[string]any) pricing.Usage {
+			return pricing.Usage{Input: num(u, "inputTokens"), CacheRead: num(u, "cacheReadTokens"), CacheWrite: num(u, "cacheWriteTokens"), CacheWrite1h: num(u, "cacheWrite1hTokens"), Output: num(u, "outputTokens")}
 		}
 		switch m["type"] {
 		case "assistant/message":

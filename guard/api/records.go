@@ -74,8 +74,20 @@ type RequestReport struct {
 	Usage           *UsageReport `json:"usage"` // required
 }
 
-// At formats a request's time as RequestReport.At wants it.
-func At(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// At formats a request's time as RequestReport.At wants it ("" for the zero
+// time: the guard then takes the time it receives the report).
+func At(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// Report is a usage as a RequestReport carries it.
+func Report(u pricing.Usage) *UsageReport {
+	r := UsageReport(u)
+	return &r
+}
 
 // Turn is a harness turn: an opaque string, though a JSON number is accepted
 // too and kept as its text ("17").

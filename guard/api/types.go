@@ -132,3 +132,13 @@ type (
 		Engines int  `json:"engines"`
 	}
 )
+
+// Integration is an installed hook integration, as GET /v1/engines and the
+// Integrations page show it.
+type Integration struct {
+	Name         string `json:"name"`
+	Installed    bool   `json:"installed"`
+	Verified     bool   `json:"verified"`
+	Detail       string `json:"detail"`
+	LastDecision string `json:"lastDecision,omitempty"`
+}

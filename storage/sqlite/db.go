@@ -1,4 +1,4 @@
-// Package storage keeps tollgate's sessions, requests and rewrites in one
+// Package sqlite keeps tollgate's sessions, requests and rewrites in one
 // SQLite file through mattn/go-sqlite3.
 //
 // Invariants:
@@ -181,13 +181,54 @@ func (db *DB) migrate(ctx context.Context, ms []Migration) error {
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns nil when it says ok.
-func (db *DB) IntegrityCheck(ctx context.Context) error {
-	var res string
-	if err := db.sql.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
-		return fmt.Errorf("checking integrity: %w", err)
+func (db *DB) IntegrityCheck(ctx context.Context) error { return integrityCheck(ctx, db.sql) }
+
+// integrityCheck names up to three of the problems PRAGMA integrity_check
+// finds.
+func integrityCheck(ctx context.Context, q *sql.DB) error {
+	rows, err := q.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return fmt.Errorf("integrity check: %w", err)
 	}
-	if res != "ok" {
-		return errors.New("integrity check: " + res)
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return fmt.Errorf("integrity check: %w", err)
+		}
+		if s != "ok" && len(problems) < 3 {
+			problems = append(problems, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("integrity check: %w", err)
+	}
+	if len(problems) > 0 {
+		return errors.New("integrity check: " + strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// Inspect checks the integrity of the database at path and reads its
+// schema version on a read-only connection: it never creates, migrates or
+// writes a database (tollgate doctor runs it beside a live tollgate).
+func Inspect(ctx context.Context, path string) (version int, err error) {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("_busy_timeout", "5000")
+	sqldb, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return 0, err
+	}
+	defer sqldb.Close()
+	sqldb.SetMaxOpenConns(1)
+	if err := integrityCheck(ctx, sqldb); err != nil {
+		return 0, err
+	}
+	var v sql.NullInt64
+	if err := sqldb.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&v); err != nil {
+		return 0, fmt.Errorf("not a tollgate database (reading schema_migrations: %v)", err)
+	}
+	return int(v.Int64), nil
 }

@@ -303,3 +303,15 @@ func msTime(ms int64) string {
 	const layout = "2006-01-02T15:04:05.000Z"
 	return time.UnixMilli(ms).UTC().Format(layout)
 }
+
+// DSHPriceLog is a dsh session on DeepSeek's positional cache (64-token units): the
+// envelope is 13,000 tokens, each request reads the one before.
+const DSHPriceLog = `{"type":"header","format":"dsh.session","version":1,"session":"p-1","provider":"deepseek","model":"deepseek-v4-pro","contextWindow":1048576,"thresholdTokens":60000}
+{"type":"assistant/message","at":"2026-11-30T10:00:00Z","id":"m1","usage":{"inputTokens":20000,"cacheReadTokens":13000,"outputTokens":500}}
+{"type":"assistant/message","at":"2026-11-30T10:00:30Z","id":"m2","usage":{"inputTokens":12000,"cacheReadTokens":33000,"outputTokens":500}}
+{"type":"assistant/message","at":"2026-11-30T10:01:00Z","id":"m3","usage":{"inputTokens":15000,"cacheReadTokens":45000,"outputTokens":500}}
+{"type":"compaction/summary","at":"2026-11-30T10:01:10Z","id":"c1","trigger":"pressure","preTokens":61000,"retainedTokens":15500,"checkpointTokens":3000,"call":{"id":"m-c1","usage":{"inputTokens":470,"cacheReadTokens":45500,"outputTokens":3000}}}
+{"type":"assistant/message","at":"2026-11-30T10:01:40Z","id":"m4","usage":{"inputTokens":18508,"cacheReadTokens":12992,"outputTokens":400}}
+{"type":"compaction/prune","at":"2026-11-30T10:02:00Z","id":"p1","trigger":"pressure","preTokens":32000,"units":2,"shadowedTokens":9000,"fromTokens":3000}
+{"type":"assistant/message","at":"2026-11-30T10:02:30Z","id":"m5","usage":{"inputTokens":8000,"cacheReadTokens":15936,"outputTokens":200}}
+`

@@ -1,0 +1,42 @@
+// Package apptest starts a real tollgate (the composition root on a
+// t.TempDir home, a real SQLite file and a loopback listener) for the tests
+// of the rooms that talk to one: the harness integrations, the simulator,
+// the commands. Only tests import it.
+package apptest
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"tollgate/app"
+	"tollgate/app/config"
+)
+
+// UIAssets stand in for the built frontend: the API tests need a page, not
+// the dashboard.
+var UIAssets = fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>tollgate</title>")}}
+
+// Start starts a tollgate in mode ("" = the config's default) on a fresh
+// home, closed when the test ends. It returns the service and its home.
+func Start(t testing.TB, mode string) (*app.Service, string) {
+	t.Helper()
+	home := t.TempDir()
+	return StartOn(t, home, mode), home
+}
+
+// StartOn starts a tollgate on home, closed when the test ends.
+func StartOn(t testing.TB, home, mode string) *app.Service {
+	t.Helper()
+	svc, err := app.Start(context.Background(), app.StartOptions{Home: home, Flags: config.Flags{Listen: "127.0.0.1:0", Mode: mode}, Version: "test", Assets: UIAssets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		svc.Close(ctx)
+	})
+	return svc
+}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"tollgate/app/harness"
+	"tollgate/app/harness/claudecode"
+)
+
+// Hook is `tollgate hook HARNESS`: a harness's hook entry point.
+func Hook(ctx context.Context, args []string, stdio IO) error {
+	if len(args) == 0 {
+		return usagef("usage: tollgate hook claude-code [--install|--uninstall] [flags]")
+	}
+	switch args[0] {
+	case "claude-code", "claude":
+		return hookClaudeCode(ctx, args[1:], stdio)
+	case "codex":
+		fmt.Fprintln(stdio.Stderr, "tollgate: Codex stays import-only:", harness.CodexVerdict)
+		return nil
+	}
+	return usagef("tollgate hook: unknown harness %q (want claude-code)", args[0])
+}
+
+// hookClaudeCode is `tollgate hook claude-code`: the PreCompact hook itself
+// (it never fails Claude Code: any fault allows the compaction), or with
+// --install / --uninstall the edit of Claude Code's settings.
+func hookClaudeCode(ctx context.Context, args []string, stdio IO) error {
+	fset := flag.NewFlagSet("hook claude-code", flag.ContinueOnError)
+	fset.SetOutput(stdio.Stderr)
+	var common CommonFlags
+	common.Register(fset, false)
+	timeout := fset.Duration("timeout", claudecode.DefaultTimeout, "the hook's `timeout` in Claude Code's settings (tollgate's deadline is 5 s less); a bare number is seconds")
+	profile := fset.String("profile", "", "pricing `PROFILE` for Claude Code sessions (default: by provider and model)")
+	install := fset.Bool("install", false, "merge the PreCompact hook into Claude Code's settings.json (with a backup) and exit")
+	uninstall := fset.Bool("uninstall", false, "remove tollgate's PreCompact hook from Claude Code's settings.json and exit")
+	httpHook := fset.Bool("http", false, "with --install: install the HTTP hook (POST /v1/hooks/claude-code on the running tollgate) instead of the command")
+	settings := fset.String("settings", "", "Claude Code settings `FILE` for --install/--uninstall (default $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json)")
+	fset.Usage = func() {
+		fmt.Fprintln(stdio.Stderr, `usage: tollgate hook claude-code [--home DIR] [--timeout 300s] [--profile NAME]
+       tollgate hook claude-code --install [--http] [--timeout 300s] [--settings FILE]
+       tollgate hook claude-code --uninstall [--settings FILE]
+
+Claude Code's PreCompact hook: reads the hook's JSON on stdin, asks tollgate,
+and prints {"decision":"block","reason":"…"} when the compaction is declined.
+tollgate not running or malformed input → the compaction is allowed.`)
+		fset.PrintDefaults()
+	}
+	if err := parse(fset, secondsToDuration(args, "timeout")); err != nil {
+		return err
+	}
+	if !*install && !*uninstall {
+		dir, _ := resolveHome(common)
+		claudecode.RunCommand(ctx, stdio.Stdin, stdio.Stdout, stdio.Stderr, claudecode.Options{Home: dir, Profile: *profile, Timeout: *timeout})
+		return nil
+	}
+	path := *settings
+	if path == "" {
+		p, err := claudecode.SettingsPath(os.Getenv)
+		if err != nil {
+			return err
+		}
+		path = p
+	}
+	if *uninstall {
+		res, err := claudecode.Uninstall(path)
+		switch {
+		case err != nil:
+			return err
+		case res.Missing:
+			fmt.Fprintf(stdio.Stdout, "%s does not exist: nothing to remove\n", path)
+		case res.Removed == 0:
+			fmt.Fprintf(stdio.Stdout, "tollgate's PreCompact hook is not in %s: nothing to remove\n", path)
+		default:
+			fmt.Fprintf(stdio.Stdout, "Removed tollgate's PreCompact hook from %s (previous settings in %s)\n", path, res.Backup)
+		}
+		return nil
+	}
+	t := claudecode.InstallTimeout
+	fset.Visit(func(f *flag.Flag) {
+		if f.Name == "timeout" {
+			t = *timeout
+		}
+	})
+	res, err := claudecode.Install(claudecode.InstallOptions{Settings: path, Home: common.Home, Profile: *profile, Timeout: t, HTTP: *httpHook})
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		fmt.Fprintf(stdio.Stdout, "tollgate's PreCompact hook is already installed in %s\n", path)
+		return nil
+	}
+	fmt.Fprintf(stdio.Stdout, "Installed tollgate's PreCompact hook in %s (timeout %ds)\n", path, res.Seconds)
+	if res.Backup != "" {
+		fmt.Fprintf(stdio.Stdout, "The previous settings are in %s\n", res.Backup)
+	}
+	if *httpHook {
+		fmt.Fprintln(stdio.Stdout, "The HTTP hook sends $TOLLGATE_TOKEN: export it (`tollgate token`) where Claude Code runs.")
+	}
+	fmt.Fprintln(stdio.Stdout, "Claude Code reads it at the next start; `/hooks` lists it.")
+	return nil
+}
+
+// secondsToDuration lets --NAME take a bare number of seconds (Claude
+// Code's settings count hook timeouts in seconds).
+func secondsToDuration(args []string, name string) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i < len(out); i++ {
+		a := strings.TrimLeft(out[i], "-")
+		if a == name && i+1 < len(out) {
+			if _, err := strconv.ParseFloat(out[i+1], 64); err == nil {
+				out[i+1] += "s"
+			}
+			i++
+		} else if v, ok := strings.CutPrefix(a, name+"="); ok && strings.HasPrefix(out[i], "-") {
+			if _, err := strconv.ParseFloat(v, 64); err == nil {
+				out[i] += "s"
+			}
+		}
+	}
+	return out
+}

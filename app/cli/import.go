@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"tollgate/app/home"
+	"tollgate/app/imports"
+	"tollgate/storage/sqlite"
+)
+
+// Import is `tollgate import [--home DIR] [--harness H] [--watch] PATH…`.
+func Import(ctx context.Context, args []string, stdio IO) error {
+	fset := flag.NewFlagSet("import", flag.ContinueOnError)
+	fset.SetOutput(stdio.Stderr)
+	var common CommonFlags
+	common.Register(fset, false)
+	harness := fset.String("harness", "", "the `HARNESS` that wrote the logs: claude-code, codex or dsh (default: detect per file)")
+	watch := fset.Bool("watch", false, "keep running and import what the harnesses append, so the dashboard stays live")
+	interval := fset.Duration("interval", time.Second, "how often --watch looks for new lines")
+	fset.Usage = func() {
+		fmt.Fprint(stdio.Stderr, `usage: tollgate import [--home DIR] [--harness claude-code|codex|dsh] [--watch] [PATH…]
+
+Imports agent session logs: files or folders (no PATH: the harnesses' own
+folders — Claude Code's ~/.claude/projects or $CLAUDE_CONFIG_DIR/projects,
+Codex's ~/.codex/sessions or $CODEX_HOME/sessions, dsh's
+~/.local/share/dsh/sessions or $DSH_HOME/sessions). Importing again adds only
+what the logs gained since. Works whether or not a tollgate is running.
+
+`)
+		fset.PrintDefaults()
+	}
+	if err := parse(fset, args); err != nil {
+		return err
+	}
+	if *harness != "" && !imports.ValidHarness(*harness) {
+		return usagef("tollgate import: --harness %q: want claude-code, codex or dsh", *harness)
+	}
+	dir, err := resolveHome(common)
+	if err != nil {
+		return err
+	}
+	settings, err := loadSettings(dir)
+	if err != nil {
+		return err
+	}
+	db, err := sqlite.Open(ctx, home.DBPath(dir))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	sources := imports.Sources(fset.Args(), *harness)
+	bar := newProgressBar(stdio.Stderr)
+	res, importErr := imports.Files(ctx, db, settings, sources, bar.update)
+	bar.done()
+	printImportResult(stdio, res, importErr)
+	if !*watch {
+		if importErr != nil {
+			return errFailed // the files that failed are listed above
+		}
+		return nil
+	}
+	fmt.Fprintf(stdio.Stderr, "watching %s for new lines (Ctrl-C stops)\n", describeSources(sources))
+	if err := imports.Watch(ctx, db, settings, sources, *interval, func(r imports.Result, err error) {
+		printWatchResult(stdio, r, err)
+	}); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("tollgate import: %w", err)
+	}
+	if importErr != nil {
+		return errFailed
+	}
+	return nil
+}
+
+func describeSources(srcs []imports.Source) string {
+	var names []string
+	for _, s := range srcs {
+		names = append(names, s.Path)
+	}
+	return strings.Join(names, ", ")
+}
+
+func printImportResult(stdio IO, res imports.Result, err error) {
+	unchanged := 0
+	for _, f := range res.Files {
+		switch {
+		case f.Err != nil:
+		case f.Unchanged:
+			unchanged++
+		}
+	}
+	fmt.Fprintf(stdio.Stdout, "imported %d files (%s): %d requests, %d updated, %d folds in %d sessions",
+		len(res.Files)-res.Failed-unchanged, formatBytes(res.Bytes), res.Requests, res.Updated, res.Folds, len(res.Sessions))
+	if unchanged > 0 {
+		fmt.Fprintf(stdio.Stdout, "; %d unchanged", unchanged)
+	}
+	fmt.Fprintln(stdio.Stdout)
+	if err != nil {
+		fmt.Fprintf(stdio.Stderr, "tollgate import: %d files failed (nothing of them was stored):\n", res.Failed)
+		for _, f := range res.Files {
+			if f.Err != nil {
+				fmt.Fprintln(stdio.Stderr, " ", f.Err)
+			}
+		}
+		if res.Failed == 0 {
+			fmt.Fprintln(stdio.Stderr, " ", err)
+		}
+	}
+}
+
+func printWatchResult(stdio IO, res imports.Result, err error) {
+	now := time.Now().Format("15:04:05")
+	for _, f := range res.Files {
+		switch {
+		case f.Err != nil:
+			fmt.Fprintf(stdio.Stderr, "%s %v\n", now, f.Err)
+		case f.Requests+f.Updated+f.Folds > 0:
+			fmt.Fprintf(stdio.Stdout, "%s %s +%d requests, %d updated, +%d folds\n", now, f.Session, f.Requests, f.Updated, f.Folds)
+		}
+	}
+	if err != nil && res.Failed == 0 {
+		fmt.Fprintf(stdio.Stderr, "%s %v\n", now, err)
+	}
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// progressBar draws a large import's progress on stderr: a redrawn bar on
+// a terminal, else (a pipe, a log file) a plain line at every further
+// tenth of the bytes.
+type progressBar struct {
+	w     io.Writer
+	tty   bool
+	drawn bool
+	tenth int
+	start time.Time
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	b := &progressBar{w: w, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+			b.tty = true
+		}
+	}
+	return b
+}
+
+// barMinBytes: smaller imports finish before progress would help.
+const barMinBytes = 16 << 20
+
+func (b *progressBar) update(p imports.Progress) {
+	if p.BytesTotal < barMinBytes && time.Since(b.start) < time.Second {
+		return
+	}
+	if b.tty {
+		b.drawn = true
+		fmt.Fprint(b.w, "\r\x1b[K"+renderBar(p, 30))
+		return
+	}
+	if p.BytesTotal <= 0 {
+		return
+	}
+	if t := int(10 * min(p.BytesDone, p.BytesTotal) / p.BytesTotal); t > b.tenth && t < 10 {
+		b.tenth = t
+		fmt.Fprintf(b.w, "importing: %d%% of %s, %d/%d files, %d requests, %d folds\n",
+			10*t, formatBytes(p.BytesTotal), p.FilesDone, p.FilesTotal, p.Requests, p.Folds)
+	}
+}
+
+func (b *progressBar) done() {
+	if b.drawn {
+		fmt.Fprint(b.w, "\r\x1b[K")
+	}
+}
+
+func renderBar(p imports.Progress, width int) string {
+	frac := 0.0
+	if p.BytesTotal > 0 {
+		frac = min(float64(p.BytesDone)/float64(p.BytesTotal), 1)
+	} else if p.FilesTotal > 0 {
+		frac = float64(p.FilesDone) / float64(p.FilesTotal)
+	}
+	fill := int(frac * float64(width))
+	bar := strings.Repeat("=", fill)
+	if fill < width {
+		bar += ">" + strings.Repeat(" ", width-fill-1)
+	}
+	return fmt.Sprintf("[%s] %3.0f%% %s/%s · %d/%d files · %d requests · %d folds",
+		bar, frac*100, formatBytes(p.BytesDone), formatBytes(p.BytesTotal), p.FilesDone, p.FilesTotal, p.Requests, p.Folds)
+}

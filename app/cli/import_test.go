@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"tollgate/app/importer/testcorpus"
+	"tollgate/app/imports"
+)
+
+func TestRunImportCommand(t *testing.T) {
+	root := t.TempDir()
+	if _, err := testcorpus.ClaudeCode(root, testcorpus.Options{Bytes: 1 << 20, SessionBytes: 700 << 10, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(root, "projects")
+	dir := t.TempDir()
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Exit(Import(context.Background(), args, IO{Stdout: &out, Stderr: &errb}), &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := run("--home", dir, root)
+	if code != 0 || !strings.Contains(out, "imported") || !strings.Contains(out, "folds in") {
+		t.Fatalf("code %d out %q err %q", code, out, errs)
+	}
+	code, out, _ = run("--home", dir, root)
+	if code != 0 || !strings.Contains(out, ": 0 requests, 0 updated, 0 folds") || !strings.Contains(out, "unchanged") {
+		t.Fatalf("second run: %d %q", code, out)
+	}
+	if code, _, errs := run("--home", dir, "--harness", "vim", root); code != 2 || !strings.Contains(errs, "claude-code, codex or dsh") {
+		t.Fatalf("bad harness: %d %q", code, errs)
+	}
+	// No PATH: the harnesses' own folders, here empty.
+	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir())
+	t.Setenv("CODEX_HOME", t.TempDir())
+	t.Setenv("DSH_HOME", t.TempDir())
+	if code, out, errs := run("--home", dir); code != 0 || !strings.Contains(out, "imported 0 files") {
+		t.Fatalf("defaults: %d %q %q", code, out, errs)
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	s := renderBar(imports.Progress{FilesDone: 3, FilesTotal: 10, BytesDone: 150 << 20, BytesTotal: 300 << 20, Requests: 1234, Folds: 5}, 20)
+	if s != "[==========>         ]  50% 150.0 MB/300.0 MB · 3/10 files · 1234 requests · 5 folds" {
+		t.Fatalf("%q", s)
+	}
+	var buf bytes.Buffer
+	b := newProgressBar(&buf) // not a terminal: plain lines at each tenth
+	for done := int64(0); done <= 1<<30; done += 1 << 26 {
+		b.update(imports.Progress{BytesDone: done, BytesTotal: 1 << 30, FilesTotal: 4})
+	}
+	b.done()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 9 || lines[0] != "importing: 10% of 1.0 GB, 0/4 files, 0 requests, 0 folds" || strings.Contains(buf.String(), "\x1b") {
+		t.Fatalf("%q", buf.String())
+	}
+	buf.Reset()
+	small := newProgressBar(&buf)
+	small.update(imports.Progress{BytesDone: 1, BytesTotal: 10})
+	if buf.Len() != 0 {
+		t.Fatalf("small import reported progress: %q", buf.String())
+	}
+}
+
+func runPrice(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Exit(Price(context.Background(), args, IO{Stdout: &out, Stderr: &errb}), &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestPriceCommandErrors(t *testing.T) {
+	home := t.TempDir()
+	if code, _, _ := runPrice("--home", home); code != 2 {
+		t.Fatalf("no file: %d", code)
+	}
+	if code, _, errs := runPrice(filepath.Join(t.TempDir(), "none.jsonl"), "--home", home); code != 1 || !strings.Contains(errs, "none.jsonl") {
+		t.Fatalf("missing file: %d %q", code, errs)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "session.jsonl")
+	os.WriteFile(path, []byte(testcorpus.DSHPriceLog), 0o644)
+	if code, _, errs := runPrice(path, "--fold", "9", "--home", home); code != 1 || !strings.Contains(errs, "the log has 2 folds") {
+		t.Fatalf("--fold 9: %d %q", code, errs)
+	}
+	os.WriteFile(path, []byte(strings.SplitAfter(testcorpus.DSHPriceLog, "\n")[0]), 0o644)
+	if code, out, _ := runPrice(path, "--home", home); code != 0 || !strings.Contains(out, "no fold to price") {
+		t.Fatalf("no folds: %d %q", code, out)
+	}
+}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"tollgate/app/apptest"
+	"tollgate/app/home"
+)
+
+func TestTokenRotationWhileRunning(t *testing.T) {
+	svc, dir := apptest.Start(t, "")
+	old := svc.Token()
+	var out strings.Builder
+	if code := Exit(Token(context.Background(), []string{"--home", dir, "--rotate"}, IO{Stdout: &out, Stderr: io.Discard}), io.Discard); code != 0 {
+		t.Fatalf("token --rotate exit %d", code)
+	}
+	fresh := strings.TrimSpace(out.String())
+	if fresh == old || len(fresh) != 64 || svc.Token() != fresh {
+		t.Fatalf("rotation: old %s new %s live %s", old, fresh, svc.Token())
+	}
+	info, _ := home.ReadAPIInfo(dir)
+	file, _ := os.ReadFile(home.TokenPath(dir))
+	if info.Token != fresh || strings.TrimSpace(string(file)) != fresh {
+		t.Fatal("api.json or token file not updated")
+	}
+	req, _ := http.NewRequest("GET", svc.URL+"/v1/health", nil)
+	req.Header.Set("Authorization", "Bearer "+old)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("old token after rotation: %d, want 401", res.StatusCode)
+	}
+}
+
+func TestLoginPrintsAFreshURL(t *testing.T) {
+	svc, dir := apptest.Start(t, "")
+	var out, errb strings.Builder
+	if code := Exit(Login(context.Background(), []string{"--home", dir}, IO{Stdout: &out, Stderr: &errb}), &errb); code != 0 {
+		t.Fatalf("login exit %d: %s", code, errb.String())
+	}
+	if !strings.HasPrefix(strings.TrimSpace(out.String()), svc.URL+"/login?nonce=") {
+		t.Fatalf("login printed %q", out.String())
+	}
+	// Without a running tollgate it says so.
+	out.Reset()
+	errb.Reset()
+	if code := Exit(Login(context.Background(), []string{"--home", t.TempDir()}, IO{Stdout: &out, Stderr: &errb}), &errb); code == 0 || !strings.Contains(errb.String(), "not running") {
+		t.Fatalf("login without tollgate: %q", errb.String())
+	}
+}

@@ -1,0 +1,110 @@
+package claudecode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"tollgate/guard/client"
+)
+
+// RunCommand is the command hook (`tollgate hook claude-code`): it reads
+// Claude Code's hook JSON from stdin, asks tollgate, and prints
+// {"decision":"block","reason":"…"} on stdout when the compaction is
+// declined. Notes go to stderr. It never fails the hook: tollgate not
+// running or malformed input allows the compaction.
+func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Options) {
+	b, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
+	if err == nil && len(b) > maxHookInput {
+		err = fmt.Errorf("input longer than %d bytes", maxHookInput)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "tollgate: reading the hook input:", err, "— allowing the compaction")
+		return
+	}
+	in, err := decodeClaudeHookInput(b)
+	if err != nil {
+		fmt.Fprintln(stderr, "tollgate: malformed PreCompact hook input:", err, "— allowing the compaction")
+		return
+	}
+	ep, err := client.Discover(opts.Home)
+	if err != nil {
+		fmt.Fprintln(stderr, "tollgate is not running (", err, ") — allowing the compaction unguarded")
+		return
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts.Log = log
+	if in.HookEventName == claudePostCompact {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := reportClaudeCompaction(ctx, client.New(ep, log), in); err != nil {
+			fmt.Fprintln(stderr, "tollgate: reporting the compaction's outcome:", err)
+		}
+		return
+	}
+	v := decideClaudePreCompact(ctx, client.New(ep, log), in, opts)
+	if v.Note != "" {
+		fmt.Fprintln(stderr, v.Note)
+	}
+	if v.Block {
+		out, _ := json.Marshal(map[string]string{"decision": "block", "reason": v.Reason})
+		fmt.Fprintln(stdout, string(out))
+	}
+}
+
+// HookRoute is the authenticated route of the HTTP variant of the
+// hook: Claude Code POSTs the PreCompact JSON there (`"type": "http"`,
+// with `Authorization: Bearer $TOLLGATE_TOKEN`); the answer is the same
+// JSON the command prints ({} to allow). ?timeout=SECONDS is the hook's
+// timeout, as --install writes it.
+const HookRoute = "POST /v1/hooks/claude-code"
+
+// HTTPHandler serves HookRoute for the tollgate at endpoint (the app hands
+// it an in-process endpoint: the gate is asked like any harness asks it, so
+// the rules are the same).
+func HTTPHandler(home string, endpoint func() client.Endpoint, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		b, err := io.ReadAll(io.LimitReader(r.Body, maxHookInput+1))
+		if err == nil && len(b) > maxHookInput {
+			err = fmt.Errorf("body longer than %d bytes", maxHookInput)
+		}
+		var in hookInput
+		if err == nil {
+			in, err = decodeClaudeHookInput(b)
+		}
+		if err != nil {
+			// Malformed input allows the compaction, as the command does.
+			log.Warn("Claude Code HTTP hook: malformed input; allowing the compaction", "err", err)
+			io.WriteString(w, "{}\n")
+			return
+		}
+		timeout := defaultClaudeHookTimeout
+		if s, err := strconv.ParseFloat(r.URL.Query().Get("timeout"), 64); err == nil && s > 0 {
+			timeout = time.Duration(s * float64(time.Second))
+		}
+		c := client.New(endpoint(), log)
+		if in.HookEventName == claudePostCompact {
+			if err := reportClaudeCompaction(r.Context(), c, in); err != nil {
+				log.Warn("Claude Code HTTP hook: reporting the compaction's outcome", "err", err)
+			}
+			io.WriteString(w, "{}\n")
+			return
+		}
+		v := decideClaudePreCompact(r.Context(), c, in, Options{Home: home, Timeout: timeout, Profile: r.URL.Query().Get("profile"),
+			Getenv: func(string) string { return "" }, Log: log})
+		if !v.Block {
+			io.WriteString(w, "{}\n")
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]string{"decision": "block", "reason": v.Reason})
+	})
+}

@@ -1,0 +1,374 @@
+// Package claudecode is the Claude Code integration (ARCHITECTURE.md,
+// "Integrations"): a PreCompact hook, run as a
+// command (`tollgate hook claude-code`, stdin → stdout) or served as an HTTP
+// hook (POST /v1/hooks/claude-code). Either way one PreCompact event is
+// decided like this:
+//
+//  1. register an engine (harness "claude-code") for the life of the hook;
+//  2. record the transcript's usage so far with the importer's parser
+//     (app/importer: ids "<message id>:<request id>", so a later
+//     `tollgate import` of the same transcript stores nothing twice),
+//     subagents' transcripts included;
+//  3. price the compaction: Claude Code summarizes the whole conversation
+//     since the last compact_boundary, so the surface is that conversation,
+//     one unit per request (the tokens its prompt added, each ending at a
+//     cache breakpoint, as Claude Code marks every request's end) plus the
+//     input still pending; the envelope is the cached prefix of the first
+//     request after the last fold, else the smallest non-zero cache read;
+//     the checkpoint is estimated (the last summary's size, else the
+//     profile's estimatedSummaryTokens);
+//  4. ask (session "claude-code:<session_id>", turn = prompt_id, deadline =
+//     the hook's timeout less a margin);
+//  5. a decline prints {"decision":"block","reason":"…"} on stdout, exit 0
+//     (verified with Claude Code 2.1.332: a block stops manual and automatic
+//     compaction, and an automatic turn then goes on with its full history).
+//
+// tollgate not running, malformed input, or any fault of ours → allow, say
+// why on stderr, exit 0: a guard fault never blocks the engine.
+//
+// Like any harness it reaches tollgate only through guard/client.
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"tollgate/app/home"
+	"tollgate/app/importer"
+	"tollgate/guard/api"
+	"tollgate/guard/client"
+	"tollgate/pricing"
+)
+
+// Name is the integration's name, as the Integrations page and the
+// sessions' harness show it.
+const Name = "claude-code"
+
+// hookInput is what Claude Code sends a PreCompact hook on stdin.
+type hookInput struct {
+	SessionID          string  `json:"session_id"`
+	TranscriptPath     string  `json:"transcript_path"`
+	Cwd                string  `json:"cwd"`
+	PromptID           string  `json:"prompt_id"`
+	HookEventName      string  `json:"hook_event_name"`
+	Trigger            string  `json:"trigger"`
+	CustomInstructions *string `json:"custom_instructions"`
+	// CompactSummary is PostCompact's summary text: only its length is read.
+	CompactSummary *string `json:"compact_summary"`
+}
+
+// Claude Code hook events tollgate handles: PreCompact asks; PostCompact
+// reports that the allowed compaction landed (the rewrite's outcome).
+const (
+	claudePreCompact  = "PreCompact"
+	claudePostCompact = "PostCompact"
+)
+
+// maxHookInput bounds what a hook reads from stdin (Claude Code sends a few
+// hundred bytes).
+const maxHookInput = 1 << 20
+
+// decodeClaudeHookInput decodes and checks a PreCompact hook's input.
+// Errors name the field.
+func decodeClaudeHookInput(b []byte) (hookInput, error) {
+	var in hookInput
+	if len(bytes.TrimSpace(b)) == 0 {
+		return in, errors.New("empty input: expected Claude Code's PreCompact hook JSON on stdin")
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return in, fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type.Kind(), te.Value)
+		}
+		return in, fmt.Errorf("input is not JSON: %w", err)
+	}
+	switch {
+	case in.HookEventName != claudePreCompact && in.HookEventName != claudePostCompact:
+		return in, fmt.Errorf("hook_event_name: %q is neither PreCompact nor PostCompact (install the hook under those only)", in.HookEventName)
+	case strings.TrimSpace(in.SessionID) == "":
+		return in, errors.New("session_id: missing")
+	case len(in.SessionID) > 256:
+		return in, errors.New("session_id: longer than 256 bytes")
+	case in.Trigger != "auto" && in.Trigger != "manual":
+		return in, fmt.Errorf("trigger: %q is neither auto nor manual", in.Trigger)
+	case len(in.PromptID) > 256:
+		return in, errors.New("prompt_id: longer than 256 bytes")
+	}
+	return in, nil
+}
+
+// Options tune one hook decision.
+type Options struct {
+	Home    string        // tollgate home, for the Integrations page's marker ("" = none)
+	Profile string        // pricing profile ("" = by provider and model)
+	Timeout time.Duration // the hook's timeout in Claude Code's settings
+	Getenv  func(string) string
+	Now     func() time.Time
+	Log     *slog.Logger
+}
+
+// hookDeadlineMargin is kept between tollgate's deadline and the hook's own
+// timeout, so the hook always answers before Claude Code gives up on it.
+const hookDeadlineMargin = 5 * time.Second
+
+// defaultClaudeHookTimeout is Claude Code's own default for command hooks,
+// and what --install writes.
+const (
+	defaultClaudeHookTimeout = 600 * time.Second
+	installClaudeHookTimeout = 300 * time.Second
+)
+
+// claudeVerdict is the hook's answer.
+type claudeVerdict struct {
+	Block  bool
+	Reason string // shown by Claude Code when blocked
+	Note   string // for stderr / the log
+	Rewrite,
+	Decision,
+	Why string
+}
+
+// decideClaudePreCompact decides one PreCompact event through tollgate.
+func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput, opts Options) claudeVerdict {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = defaultClaudeHookTimeout
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	var tr transcript
+	if in.TranscriptPath != "" {
+		var err error
+		tr, err = readTranscript(in.TranscriptPath)
+		if err != nil {
+			// Without the transcript the compaction cannot be priced: ask
+			// anyway (the surface is then empty), and say so.
+			log.Warn("reading the Claude Code transcript", "path", in.TranscriptPath, "err", err)
+		}
+	}
+	window, threshold := claudeWindow(tr.Model, opts.Getenv)
+	version := claudeVersion(opts.Getenv)
+
+	pid := os.Getpid()
+	if p, err := strconv.Atoi(opts.Getenv("CLAUDE_PID")); err == nil && p > 0 {
+		pid = p
+	}
+	if err := c.Register(ctx, client.Engine{Harness: Name, Version: version, Profile: opts.Profile, PID: pid}); err != nil {
+		return claudeVerdict{Note: "tollgate unreachable (" + err.Error() + "): allowing the compaction unguarded", Decision: api.Allow, Why: api.ReasonUnguarded}
+	}
+	defer c.Close()
+
+	session := "claude-code:" + in.SessionID
+	recordUsage(ctx, c, session, in.TranscriptPath, tr, opts.Profile, window, threshold, log)
+
+	req := claudeRewriteRequest(in, tr, opts, window, threshold)
+	askCtx, cancel := context.WithTimeout(ctx, max(opts.Timeout-2*time.Second, time.Second))
+	defer cancel()
+	d := c.AskRewrite(askCtx, session, req)
+	v := claudeVerdict{Rewrite: d.Rewrite, Decision: d.Decision, Why: d.Reason}
+	if d.Decision == api.Decline {
+		v.Block = true
+		v.Reason = claudeBlockReason(d, in.Trigger)
+	}
+	v.Note = "tollgate: " + d.Decision + " (" + d.Reason + ")"
+	if d.Message != "" {
+		v.Note += ": " + d.Message
+	}
+	if opts.Home != "" {
+		home.WriteMarker(opts.Home, Name, home.Marker{At: opts.Now().UTC(), LastDecision: d.Decision + " (" + d.Reason + ")", Version: version})
+	}
+	return v
+}
+
+// reportClaudeCompaction handles PostCompact: the compaction this prompt
+// was allowed has landed, so its rewrite's outcome is applied (the next
+// recorded request then yields the actual cold tokens beside the
+// prediction).
+func reportClaudeCompaction(ctx context.Context, c *client.Client, in hookInput) error {
+	session := "claude-code:" + in.SessionID
+	var series api.Series
+	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
+		return err
+	}
+	pick := -1
+	for i, f := range series.Folds {
+		if f.Source != "api" || f.Decision != api.Allow || f.Applied != nil {
+			continue
+		}
+		if pick < 0 || f.Turn == in.PromptID || series.Folds[pick].Turn != in.PromptID {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		return nil // compacted unasked (tollgate was not running), or already reported
+	}
+	return c.Outcome(ctx, series.Folds[pick].Rewrite, true, "")
+}
+
+func claudeBlockReason(d api.Decision, trigger string) string {
+	var why string
+	switch d.Reason {
+	case api.ReasonUser:
+		why = "you chose Not now"
+	case api.ReasonTimeout:
+		why = "nobody answered before the hook's deadline"
+	case api.ReasonMuted:
+		why = "declined earlier in this prompt"
+	case api.ReasonNoQuestionProvider:
+		why = "nobody can answer (no tollgate window or browser UI is open); set mode: auto to allow compactions without asking"
+	default:
+		why = d.Reason
+		if d.Message != "" {
+			why += ": " + d.Message
+		}
+	}
+	msg := "tollgate declined the compaction (" + why + ")."
+	if d.Quote != nil && d.Quote.ColdTokens > 0 {
+		msg += fmt.Sprintf(" It would re-read %d tokens uncached (break premium $%.4f).", d.Quote.ColdTokens, d.Quote.CostUSD.BreakPremium)
+	}
+	if trigger == "auto" {
+		msg += " The conversation continues with its full history."
+	}
+	return msg
+}
+
+// claudeVersion reads Claude Code's version from AI_AGENT
+// ("claude-code_2-1-332_harness"), which it sets for its hooks.
+func claudeVersion(getenv func(string) string) string {
+	a := getenv("AI_AGENT")
+	rest, ok := strings.CutPrefix(a, "claude-code_")
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, "_")
+	return strings.ReplaceAll(v, "-", ".")
+}
+
+// claudeWindow is Claude Code's context window and auto-compact threshold:
+// CLAUDE_CODE_AUTO_COMPACT_WINDOW (else 1M for a "[1m]" model, else 200k),
+// and CLAUDE_AUTOCOMPACT_PCT_OVERRIDE percent of it, else the window less
+// Claude Code's output reserve (20k) and auto-compact buffer (13k). An
+// approximation: Claude Code does not tell its hooks.
+func claudeWindow(model string, getenv func(string) string) (int64, int64) {
+	window := int64(200_000)
+	if strings.Contains(strings.ToLower(model), "[1m]") {
+		window = 1_000_000
+	}
+	if v, err := strconv.ParseInt(getenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW"), 10, 64); err == nil && v > 0 {
+		window = v
+	}
+	threshold := window - 33_000
+	if pct, err := strconv.ParseFloat(getenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"), 64); err == nil && pct > 0 && pct <= 100 {
+		threshold = int64(float64(window) * pct / 100)
+	}
+	return window, max(threshold, 0)
+}
+
+// claudeInstructionTokens estimates Claude Code's compaction instruction
+// (the prompt it appends to the conversation for the summary call).
+const claudeInstructionTokens = 1200
+
+// claudeRewriteRequest builds the ask from the transcript.
+func claudeRewriteRequest(in hookInput, tr transcript, opts Options, window, threshold int64) api.RewriteRequest {
+	trigger := api.TriggerPressure
+	if in.Trigger == "manual" {
+		trigger = api.TriggerManual
+	}
+	envelope, surface := tr.surface()
+	instruction := int64(claudeInstructionTokens)
+	if in.CustomInstructions != nil {
+		instruction += int64(len(*in.CustomInstructions)+3) / 4
+	}
+	same := true
+	plan := pricing.Plan{}
+	if len(surface) > 0 {
+		plan.Summarize = &pricing.SummaryPlan{Start: surface[0].ID, End: surface[len(surface)-1].ID,
+			EstimatedTokens: tr.Checkpoint, InstructionTokens: instruction, SameFamily: &same}
+	}
+	idle := 0.0
+	if !tr.LastAt.IsZero() {
+		idle = max(opts.Now().Sub(tr.LastAt).Seconds(), 0)
+	}
+	deadline := max(opts.Timeout-hookDeadlineMargin, time.Second)
+	return api.RewriteRequest{
+		Profile: opts.Profile, Turn: in.PromptID, Trigger: trigger,
+		DeadlineSeconds: deadline.Seconds(), IdleSeconds: idle,
+		ContextWindow: window, ThresholdTokens: threshold,
+		EnvelopeTokens: envelope, Surface: surface, Plan: plan,
+	}
+}
+
+// recordUsage records every request of the transcript and of its
+// subagents' transcripts (<session>/subagents/*.jsonl: subagents and, in
+// Claude Code versions that write one, the compaction call), as the
+// importer reads them, so a later `tollgate import` stores nothing twice.
+// tollgate stores each id once, so earlier hooks' records are not counted
+// twice either.
+func recordUsage(ctx context.Context, c *client.Client, session, path string, tr transcript, profile string, window, threshold int64, log *slog.Logger) {
+	reqs := requestsOf(tr.Records, nil)
+	for _, sub := range subagentFiles(path) {
+		if st, err := readTranscript(sub); err == nil {
+			reqs = requestsOf(st.Records, reqs)
+		}
+	}
+	if len(reqs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	jobs := make(chan client.Request)
+	var wg sync.WaitGroup
+	var once sync.Once
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range jobs {
+				r.Harness, r.Profile, r.Provider = Name, profile, "anthropic"
+				r.ContextWindow, r.ThresholdTokens = window, threshold
+				if _, err := c.RecordRequest(ctx, session, r); err != nil {
+					once.Do(func() { log.Warn("recording Claude Code usage", "session", session, "err", err) })
+				}
+			}
+		}()
+	}
+	for _, r := range reqs {
+		select {
+		case jobs <- r:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// requestsOf appends the records' requests as API reports (folds are left
+// to `tollgate import`).
+func requestsOf(recs []importer.Record, out []client.Request) []client.Request {
+	for _, rec := range recs {
+		if q := rec.Request; q != nil {
+			out = append(out, client.Request{RequestID: q.ID, Model: q.Model, Purpose: q.Purpose, At: api.At(q.At), Usage: api.Report(q.Usage)})
+		}
+	}
+	return out
+}

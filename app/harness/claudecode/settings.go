@@ -1,0 +1,354 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"tollgate/app/home"
+	"tollgate/guard/api"
+)
+
+// ConfigDir is Claude Code's folder: $CLAUDE_CONFIG_DIR, else ~/.claude.
+func ConfigDir(getenv func(string) string) (string, error) {
+	return home.HarnessDir(getenv, "CLAUDE_CONFIG_DIR", ".claude")
+}
+
+// SettingsPath is Claude Code's user settings.json.
+func SettingsPath(getenv func(string) string) (string, error) {
+	dir, err := ConfigDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "settings.json"), nil
+}
+
+// Hook timeouts: Claude Code's own default for command hooks, and what
+// Install writes.
+const (
+	DefaultTimeout = 600 * time.Second
+	InstallTimeout = 300 * time.Second
+)
+
+// InstallOptions say which hook Install writes.
+type InstallOptions struct {
+	Settings string        // settings.json to edit
+	Home     string        // --home to pass on ("" = the default home)
+	Profile  string        // pricing profile ("" = by provider and model)
+	Timeout  time.Duration // the hook's timeout
+	// HTTP installs the HTTP hook (POST HookRoute on the running tollgate,
+	// found in Home's api.json) instead of the command.
+	HTTP bool
+}
+
+// InstallResult says what Install did.
+type InstallResult struct {
+	Changed bool   // false: the same hook was there already
+	Backup  string // the previous settings ("" when there were none)
+	Seconds int    // the timeout written
+}
+
+// Install merges tollgate's PreCompact and PostCompact hooks into Claude
+// Code's settings (replacing earlier ones of tollgate's), keeping every other
+// key and a backup of the old file.
+func Install(o InstallOptions) (InstallResult, error) {
+	res := InstallResult{Seconds: int(o.Timeout / time.Second)}
+	settings, err := readClaudeSettings(o.Settings)
+	if errors.Is(err, os.ErrNotExist) {
+		settings, err = map[string]any{}, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("%w — fix or move it, then run --install again", err)
+	}
+	var hook map[string]any
+	if o.HTTP {
+		dir, err := home.ResolveHome(o.Home)
+		if err != nil {
+			return res, err
+		}
+		info, err := home.LiveInstance(dir)
+		if err != nil {
+			return res, fmt.Errorf("%w (the HTTP hook needs the running tollgate's address)", err)
+		}
+		u := info.URL + "/v1/hooks/claude-code?timeout=" + strconv.Itoa(res.Seconds)
+		if o.Profile != "" {
+			u += "&profile=" + url.QueryEscape(o.Profile)
+		}
+		hook = map[string]any{"type": "http", "url": u, "timeout": res.Seconds,
+			"headers": map[string]any{"Authorization": "Bearer $TOLLGATE_TOKEN"}, "allowedEnvVars": []any{"TOLLGATE_TOKEN"}}
+	} else {
+		exe, err := os.Executable()
+		if err == nil {
+			exe, err = filepath.EvalSymlinks(exe)
+		}
+		if err != nil {
+			return res, fmt.Errorf("finding this binary: %w", err)
+		}
+		hook = map[string]any{"type": "command", "command": claudeHookCommand(exe, o.Home, o.Profile, o.Timeout), "timeout": res.Seconds}
+	}
+	settings, res.Changed = installClaudeHook(settings, hook)
+	if !res.Changed {
+		return res, nil
+	}
+	res.Backup, err = writeSettingsFile(o.Settings, settings)
+	if err != nil {
+		return res, fmt.Errorf("writing %s: %w", o.Settings, err)
+	}
+	return res, nil
+}
+
+// UninstallResult says what Uninstall did.
+type UninstallResult struct {
+	Missing bool // the settings file does not exist
+	Removed int  // hooks removed
+	Backup  string
+}
+
+// Uninstall removes tollgate's hooks from Claude Code's settings.
+func Uninstall(path string) (UninstallResult, error) {
+	var res UninstallResult
+	settings, err := readClaudeSettings(path)
+	if errors.Is(err, os.ErrNotExist) {
+		res.Missing = true
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	settings, res.Removed = withoutTollgateClaudeHooks(settings)
+	if res.Removed == 0 {
+		return res, nil
+	}
+	res.Backup, err = writeSettingsFile(path, settings)
+	if err != nil {
+		return res, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// Status reports whether tollgate's PreCompact hook is in Claude Code's
+// settings and runs this tollgate (verified: it then arms the guard).
+func Status(p home.Probe) api.Integration {
+	in := api.Integration{Name: Name}
+	dir, err := ConfigDir(p.Getenv)
+	if err != nil {
+		in.Detail = "no home folder: " + err.Error()
+		return in
+	}
+	path := filepath.Join(dir, "settings.json")
+	settings, err := readClaudeSettings(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		in.Detail = "not installed: run `tollgate hook claude-code --install`"
+		return in
+	}
+	if err != nil {
+		in.Detail = err.Error()
+		return in
+	}
+	hooks := findTollgateClaudeHooks(settings)
+	if len(hooks) == 0 {
+		in.Detail = "not installed in " + path + ": run `tollgate hook claude-code --install`"
+		return in
+	}
+	in.Installed = true
+	h := hooks[0]
+	if h.Type == "http" {
+		if u, err := url.Parse(h.URL); err != nil || u.Host == "" {
+			in.Detail = fmt.Sprintf("%s: the PreCompact HTTP hook's url %q does not parse", path, h.URL)
+			return in
+		}
+		in.Verified = true
+		in.Detail = fmt.Sprintf("PreCompact HTTP hook → %s (%s)", h.URL, path)
+		return in
+	}
+	exe, err := home.VerifyCommand(h.Command, p.Self)
+	if err != nil {
+		in.Detail = fmt.Sprintf("%s: PreCompact hook %q: %v", path, h.Command, err)
+		return in
+	}
+	in.Verified = true
+	in.Detail = fmt.Sprintf("PreCompact hook installed (%s, timeout %ds) → %s", path, h.Timeout, exe)
+	return in
+}
+
+// claudeHookEntry is one hook of a settings.json matcher group.
+type claudeHookEntry struct {
+	Type    string `json:"type"`
+	Command string `json:"command,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Timeout int    `json:"timeout,omitempty"`
+}
+
+// readClaudeSettings reads a settings.json as a generic object, so every
+// key tollgate does not know survives a rewrite.
+func readClaudeSettings(path string) (map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	settings := map[string]any{}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return settings, nil
+	}
+	if err := json.Unmarshal(b, &settings); err != nil {
+		return nil, fmt.Errorf("%s does not parse: %w", path, err)
+	}
+	return settings, nil
+}
+
+// isTollgateClaudeHook says whether a hook object is tollgate's own.
+func isTollgateClaudeHook(h map[string]any) bool {
+	cmd, _ := h["command"].(string)
+	u, _ := h["url"].(string)
+	return strings.Contains(cmd, " hook claude-code") || strings.Contains(u, "/v1/hooks/claude-code")
+}
+
+// claudeHookEvents are the settings keys tollgate installs under.
+var claudeHookEvents = []string{claudePreCompact, claudePostCompact}
+
+// preCompactGroups returns settings.hooks.PreCompact (nil when absent or not a list).
+func preCompactGroups(settings map[string]any) []any {
+	return hookGroups(settings, claudePreCompact)
+}
+
+func hookGroups(settings map[string]any, event string) []any {
+	hooks, _ := settings["hooks"].(map[string]any)
+	groups, _ := hooks[event].([]any)
+	return groups
+}
+
+// findTollgateClaudeHooks lists tollgate's PreCompact hooks in settings
+// (the one that guards; the PostCompact one only reports).
+func findTollgateClaudeHooks(settings map[string]any) []claudeHookEntry {
+	var out []claudeHookEntry
+	for _, g := range preCompactGroups(settings) {
+		group, _ := g.(map[string]any)
+		list, _ := group["hooks"].([]any)
+		for _, h := range list {
+			hook, _ := h.(map[string]any)
+			if hook == nil || !isTollgateClaudeHook(hook) {
+				continue
+			}
+			e := claudeHookEntry{}
+			e.Type, _ = hook["type"].(string)
+			e.Command, _ = hook["command"].(string)
+			e.URL, _ = hook["url"].(string)
+			if t, ok := hook["timeout"].(float64); ok {
+				e.Timeout = int(t)
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// withoutTollgateClaudeHooks removes tollgate's PreCompact and PostCompact
+// hooks (and the groups and keys they leave empty), keeping everything else.
+func withoutTollgateClaudeHooks(settings map[string]any) (map[string]any, int) {
+	hooks, _ := settings["hooks"].(map[string]any)
+	removed := 0
+	for _, event := range claudeHookEvents {
+		groups, ok := hooks[event].([]any)
+		if !ok {
+			continue
+		}
+		var kept []any
+		for _, g := range groups {
+			group, _ := g.(map[string]any)
+			list, ok := group["hooks"].([]any)
+			if !ok {
+				kept = append(kept, g)
+				continue
+			}
+			var rest []any
+			for _, h := range list {
+				if hook, _ := h.(map[string]any); hook != nil && isTollgateClaudeHook(hook) {
+					removed++
+					continue
+				}
+				rest = append(rest, h)
+			}
+			if len(rest) == 0 && len(list) > 0 {
+				continue
+			}
+			group["hooks"] = rest
+			kept = append(kept, group)
+		}
+		if len(kept) == 0 {
+			delete(hooks, event)
+		} else {
+			hooks[event] = kept
+		}
+	}
+	if hooks != nil && len(hooks) == 0 {
+		delete(settings, "hooks")
+	}
+	return settings, removed
+}
+
+// claudeHookCommand is the command line --install writes.
+func claudeHookCommand(exe, dir, profile string, timeout time.Duration) string {
+	cmd := home.ShellQuote(exe) + " hook claude-code --timeout " + strconv.Itoa(int(timeout/time.Second))
+	if dir != "" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			cmd += " --home " + home.ShellQuote(abs)
+		}
+	}
+	if profile != "" {
+		cmd += " --profile " + home.ShellQuote(profile)
+	}
+	return cmd
+}
+
+// installClaudeHook returns settings with tollgate's hook under PreCompact
+// and PostCompact (replacing earlier ones of tollgate's), and whether
+// anything changed.
+func installClaudeHook(settings map[string]any, hook map[string]any) (map[string]any, bool) {
+	before, _ := json.Marshal(settings)
+	settings, _ = withoutTollgateClaudeHooks(settings)
+	hooks, _ := settings["hooks"].(map[string]any)
+	if hooks == nil {
+		hooks = map[string]any{}
+		settings["hooks"] = hooks
+	}
+	for _, event := range claudeHookEvents {
+		groups, _ := hooks[event].([]any)
+		hooks[event] = append(groups, map[string]any{"matcher": "", "hooks": []any{hook}})
+	}
+	after, _ := json.Marshal(settings)
+	return settings, !bytes.Equal(before, after)
+}
+
+// writeSettingsFile writes settings atomically, keeping the old file as
+// PATH.tollgate-backup (once per change) and its mode.
+func writeSettingsFile(path string, settings map[string]any) (backup string, err error) {
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	b = append(b, '\n')
+	mode := os.FileMode(0o600)
+	if old, err := os.ReadFile(path); err == nil {
+		if fi, err := os.Stat(path); err == nil {
+			mode = fi.Mode().Perm()
+		}
+		backup = path + ".tollgate-backup"
+		if err := os.WriteFile(backup, old, mode); err != nil {
+			return "", fmt.Errorf("writing the backup %s: %w", backup, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	return backup, home.WriteFileAtomic(path, b, mode)
+}

@@ -1,0 +1,112 @@
+package claudecode
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"tollgate/app/importer"
+	"tollgate/pricing"
+)
+
+// transcript is what the hook needs from a Claude Code transcript, read with
+// the importer's Claude Code parser (the one parser: the ids, purposes and
+// figures the hook records are the ones `tollgate import` stores).
+type transcript struct {
+	// Records are every request and fold of the main file, in order.
+	Records []importer.Record
+	// Since are the main conversation's requests after the last fold.
+	Since []*importer.Request
+	// Folds counts the file's compact boundaries.
+	Folds int
+	// Checkpoint is the last fold's summary size in tokens (0: unknown).
+	Checkpoint int64
+	// PendingBytes is the message content written after the last main
+	// request (the prompt and tool results not yet sent).
+	PendingBytes int64
+	Model        string
+	LastAt       time.Time
+}
+
+// readTranscript reads a live transcript: a line Claude Code is still
+// writing, or a corrupt one, is skipped, never fatal.
+func readTranscript(path string) (transcript, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return transcript{}, err
+	}
+	defer f.Close()
+	res, err := importer.Parse(f, importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Live: true})
+	if err != nil {
+		return transcript{}, err
+	}
+	return newTranscript(res), nil
+}
+
+func newTranscript(res *importer.Result) transcript {
+	tr := transcript{Records: res.Records, PendingBytes: res.PendingBytes}
+	for _, rec := range res.Records {
+		switch {
+		case rec.Fold != nil:
+			tr.Folds++
+			tr.Since = tr.Since[:0]
+			tr.Checkpoint = rec.Fold.CheckpointTokens
+		case rec.Request != nil && rec.Request.Purpose == importer.PurposeConversation:
+			q := rec.Request
+			tr.Since = append(tr.Since, q)
+			tr.Model = q.Model
+			if !q.At.IsZero() {
+				tr.LastAt = q.At
+			}
+		}
+	}
+	return tr
+}
+
+// surface turns the conversation since the last fold into units: one per
+// main request (the tokens its prompt added to the previous one's, ending at
+// a cache breakpoint), then the last output and the pending input. The
+// envelope is the cached prefix of the first request after the last fold,
+// else the smallest non-zero cache read.
+func (tr *transcript) surface() (int64, []pricing.Unit) {
+	var envelope int64
+	if len(tr.Since) > 0 {
+		first := tr.Since[0].Usage
+		if tr.Folds > 0 && first.CacheRead > 0 {
+			envelope = first.CacheRead
+		} else {
+			for _, q := range tr.Since {
+				if cr := q.Usage.CacheRead; cr > 0 && (envelope == 0 || cr < envelope) {
+					envelope = cr
+				}
+			}
+		}
+		envelope = min(envelope, first.Prompt())
+	}
+	units := make([]pricing.Unit, 0, len(tr.Since)+1)
+	covered := envelope
+	for _, q := range tr.Since {
+		p := q.Usage.Prompt()
+		if p <= covered {
+			continue // nothing new (or content cleared): no unit
+		}
+		units = append(units, pricing.Unit{ID: q.ID, Tokens: p - covered, Kind: "turn", Breakpoint: true})
+		covered = p
+	}
+	var last int64
+	if len(tr.Since) > 0 {
+		last = tr.Since[len(tr.Since)-1].Usage.Output
+	}
+	if pending := last + (tr.PendingBytes+3)/4; pending > 0 {
+		units = append(units, pricing.Unit{ID: "pending", Tokens: pending, Kind: "pending"})
+	}
+	return envelope, units
+}
+
+// subagentFiles are the transcripts beside a session's main file
+// (<session>/subagents/*.jsonl: subagents and the compaction call).
+func subagentFiles(transcript string) []string {
+	files, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(transcript, ".jsonl"), "subagents", "*.jsonl"))
+	return files
+}

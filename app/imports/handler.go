@@ -1,0 +1,155 @@
+package imports
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"tollgate/app/config"
+	"tollgate/guard"
+	"tollgate/guard/api"
+	"tollgate/storage/sqlite"
+)
+
+// EventImportProgress carries a running import's progress to the UI (SSE in
+// the browser, Wails events in the window), beside the guard's events.
+const EventImportProgress = "import.progress"
+
+// importPathsBody is POST /v1/import with paths: what the window sends after
+// its file dialog, and what scripts send.
+type importPathsBody struct {
+	Paths   []string `json:"paths"`
+	Harness string   `json:"harness"`
+}
+
+// Route is the UI's Import: uploads of session logs (spooled to disk) may be
+// large, so it declares its own body limit.
+const (
+	Route     = "POST /v1/import"
+	BodyLimit = 2 << 30
+)
+
+// Handler serves Route for one database.
+type Handler struct {
+	DB       *sqlite.DB
+	Settings *config.Settings
+	// Publish sends an event to the UI (the guard's event stream).
+	Publish func(event string, data any)
+}
+
+// ServeHTTP is the UI's Import action. It takes either a multipart
+// upload (field "file", repeated; optional "harness") — the browser's and
+// the window's file picker — or JSON {"paths":[…],"harness"}. It answers
+// when the import is done with the Result; progress goes out as
+// import.progress events meanwhile. A file that fails is stored not at
+// all (its error names file and line); the others still are.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var sources []Source
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mediaType {
+	case "multipart/form-data":
+		dir, err := os.MkdirTemp("", "tollgate-upload-*")
+		if err != nil {
+			api.WriteError(w, http.StatusInternalServerError, "", "spooling the upload: "+err.Error())
+			return
+		}
+		defer os.RemoveAll(dir)
+		mr, err := r.MultipartReader()
+		if err != nil {
+			api.WriteError(w, http.StatusBadRequest, "(body)", err.Error())
+			return
+		}
+		harness := ""
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				api.WriteError(w, tooLargeOr(err, http.StatusBadRequest), "(body)", "reading the upload: "+err.Error())
+				return
+			}
+			switch part.FormName() {
+			case "harness":
+				b, _ := io.ReadAll(io.LimitReader(part, 64))
+				harness = strings.TrimSpace(string(b))
+			case "file":
+				name := filepath.Base(part.FileName())
+				if name == "." || name == "/" || name == "" {
+					api.WriteError(w, http.StatusBadRequest, "file", "an uploaded file needs a name")
+					return
+				}
+				// Spooled to disk: the parser may read files in parallel,
+				// and an upload can be hundreds of megabytes.
+				f, err := os.CreateTemp(dir, "upload-*")
+				if err != nil {
+					api.WriteError(w, http.StatusInternalServerError, "", err.Error())
+					return
+				}
+				defer f.Close()
+				if _, err := io.Copy(f, part); err != nil {
+					api.WriteError(w, tooLargeOr(err, http.StatusBadRequest), "file", "reading "+name+": "+err.Error())
+					return
+				}
+				if _, err := f.Seek(0, io.SeekStart); err != nil {
+					api.WriteError(w, http.StatusInternalServerError, "", err.Error())
+					return
+				}
+				sources = append(sources, Source{Name: name, Reader: f})
+			}
+		}
+		for i := range sources {
+			sources[i].Harness = harness
+		}
+	case "application/json", "":
+		var b importPathsBody
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			api.WriteError(w, tooLargeOr(err, http.StatusBadRequest), "(body)", `want {"paths":["…"],"harness":"claude-code"} or a multipart upload: `+err.Error())
+			return
+		}
+		for i, p := range b.Paths {
+			if !filepath.IsAbs(p) {
+				api.WriteError(w, http.StatusBadRequest, "paths["+strconv.Itoa(i)+"]", "want an absolute path, got "+p)
+				return
+			}
+			sources = append(sources, Source{Path: p, Harness: b.Harness})
+		}
+	default:
+		api.WriteError(w, http.StatusUnsupportedMediaType, "", "send multipart/form-data or application/json")
+		return
+	}
+	if len(sources) == 0 {
+		api.WriteError(w, http.StatusBadRequest, "file", "nothing to import: upload files or name paths")
+		return
+	}
+	res, err := Files(r.Context(), h.DB, h.Settings, sources, func(p Progress) {
+		h.Publish(EventImportProgress, p)
+	})
+	if res.Files == nil {
+		res.Files = []FileResult{}
+	}
+	if res.Sessions == nil {
+		res.Sessions = []string{}
+	}
+	body := map[string]any{"result": res}
+	status := http.StatusOK
+	if err != nil {
+		body["error"] = map[string]string{"code": "bad_request", "message": err.Error()}
+		if res.Requests == 0 && res.Updated == 0 && res.Folds == 0 {
+			status = http.StatusBadRequest
+		}
+	}
+	api.WriteJSON(w, status, body)
+}
+
+func tooLargeOr(err error, status int) int {
+	if guard.IsTooLarge(err) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return status
+}

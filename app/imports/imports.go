@@ -1,0 +1,693 @@
+package imports
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"tollgate/app/config"
+	"tollgate/app/importer"
+	"tollgate/pricing"
+	"tollgate/storage"
+	"tollgate/storage/sqlite"
+)
+
+// Source is one thing to import: a log file or a folder of logs on
+// disk (Path), or an uploaded file's content (Name and Reader; the HTTP
+// API's Import, where the browser sends the file).
+type Source struct {
+	// Path is a file or a folder (walked for *.jsonl, rollout-*.jsonl,
+	// *.jsonl.zstd). Empty for an upload.
+	Path string
+	// Name is an upload's file name: it picks the harness when the content
+	// does not, tells a Claude Code subagent transcript by its
+	// agent-*.jsonl name, and names the file in errors.
+	Name string
+	// Reader is an upload's content, read once to its end.
+	Reader io.Reader
+	// Harness is claude-code, codex or dsh; "" detects it per file.
+	Harness string
+}
+
+// Progress reports a running import. BytesTotal counts the files'
+// sizes not yet imported (uploads count once read).
+type Progress struct {
+	File       string `json:"file"`
+	FilesDone  int    `json:"filesDone"`
+	FilesTotal int    `json:"filesTotal"`
+	BytesDone  int64  `json:"bytesDone"`
+	BytesTotal int64  `json:"bytesTotal"`
+	Requests   int    `json:"requests"`
+	Folds      int    `json:"folds"`
+}
+
+// FileResult is what one file brought.
+type FileResult struct {
+	Path     string `json:"path"`
+	Harness  string `json:"harness"`
+	Session  string `json:"session"`
+	Bytes    int64  `json:"bytes"`    // read this time
+	Requests int    `json:"requests"` // new requests
+	Updated  int    `json:"updated"`  // requests that took final figures
+	Folds    int    `json:"folds"`
+	// Unchanged: nothing new since the last import; Restarted: the file was
+	// rewritten and imported again from its start.
+	Unchanged bool   `json:"unchanged,omitempty"`
+	Restarted bool   `json:"restarted,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Err       error  `json:"-"`
+}
+
+// Result sums an import.
+type Result struct {
+	Files    []FileResult `json:"files"`
+	Sessions []string     `json:"sessions"` // touched, first touch first
+	Requests int          `json:"requests"`
+	Updated  int          `json:"updated"`
+	Folds    int          `json:"folds"`
+	Bytes    int64        `json:"bytes"`
+	Failed   int          `json:"failed"`
+}
+
+// headSize is how much of a file's start identifies it: when these bytes
+// change, the file was rewritten and is imported again from its start.
+const headSize = 4096
+
+// Files imports session logs into db, pricing every request with
+// settings.PriceUsage (the prices used are stored with it). Each file's new
+// lines are stored in one transaction with its offset, so an import can be
+// interrupted and run again, runs beside a tollgate serving the same
+// database, and adds nothing for a file imported before unless the file
+// grew. A file that cannot be read (a malformed line, an unknown dsh
+// version) is stored not at all; the others still are, and the error
+// (errors.Join of each file's, naming file and line) is returned with the
+// result. progress (may be nil) is called from one goroutine at a time.
+func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files []Source, progress func(Progress)) (Result, error) {
+	var res Result
+	states, err := db.ImportStates(ctx)
+	if err != nil {
+		return res, err
+	}
+	var jobs []*importJob
+	var errs []error
+	for _, src := range files {
+		if src.Harness != "" && !ValidHarness(src.Harness) {
+			return res, fmt.Errorf("harness %q: want %s, %s or %s", src.Harness, importer.ClaudeCode, importer.Codex, importer.DSH)
+		}
+		if src.Reader != nil {
+			jobs = append(jobs, &importJob{src: src, path: src.Name})
+			continue
+		}
+		found, err := importer.Walk(src.Path, src.Harness)
+		if err != nil {
+			errs = append(errs, err)
+			res.Files = append(res.Files, FileResult{Path: src.Path, Err: err, Error: err.Error()})
+			continue
+		}
+		for _, f := range found {
+			abs, err := filepath.Abs(f.Path)
+			if err != nil {
+				abs = f.Path
+			}
+			jobs = append(jobs, &importJob{src: Source{Path: abs, Harness: src.Harness}, path: abs, size: f.Size})
+		}
+	}
+	run := &importRun{ctx: ctx, db: db, settings: settings, states: states}
+	var total int64
+	for _, j := range jobs {
+		if st, ok := states[j.path]; ok && j.src.Reader == nil {
+			total += max(j.size-st.Offset, 0)
+		} else {
+			total += j.size
+		}
+	}
+	run.bytesTotal.Store(total)
+	run.filesTotal = len(jobs)
+
+	stopTicker := run.startProgress(progress)
+	results := run.runJobs(jobs)
+	stopTicker()
+	for _, r := range results {
+		res.Files = append(res.Files, r)
+		if r.Err != nil {
+			res.Failed++
+			errs = append(errs, r.Err)
+			continue
+		}
+		res.Requests += r.Requests
+		res.Updated += r.Updated
+		res.Folds += r.Folds
+		res.Bytes += r.Bytes
+	}
+	res.Sessions = run.sessions
+	if res.Sessions == nil {
+		res.Sessions = []string{}
+	}
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return res, errors.Join(errs...)
+}
+
+func ValidHarness(h string) bool {
+	return h == importer.ClaudeCode || h == importer.Codex || h == importer.DSH
+}
+
+type importJob struct {
+	src  Source
+	path string // absolute path, or an upload's name
+	size int64
+}
+
+type importRun struct {
+	ctx      context.Context
+	db       *sqlite.DB
+	settings *config.Settings
+	states   map[string]sqlite.ImportState
+
+	filesTotal int
+	bytesTotal atomic.Int64
+	bytesDone  atomic.Int64
+	filesDone  atomic.Int64
+	requests   atomic.Int64
+	folds      atomic.Int64
+
+	mu       sync.Mutex
+	current  string
+	sessions []string
+	seen     map[string]bool
+}
+
+// startProgress calls progress every 100 ms while the import runs, and
+// once more at the end; it returns the function that stops it.
+func (r *importRun) startProgress(progress func(Progress)) func() {
+	if progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				progress(r.snapshot())
+			case <-done:
+				progress(r.snapshot())
+				return
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func (r *importRun) snapshot() Progress {
+	r.mu.Lock()
+	file := r.current
+	r.mu.Unlock()
+	return Progress{File: file, FilesDone: int(r.filesDone.Load()), FilesTotal: r.filesTotal,
+		BytesDone: r.bytesDone.Load(), BytesTotal: r.bytesTotal.Load(), Requests: int(r.requests.Load()), Folds: int(r.folds.Load())}
+}
+
+// parsed is a file read and priced, ready to store.
+type parsed struct {
+	job    *importJob
+	result FileResult
+	batch  *sqlite.ImportBatch
+	retry  bool
+}
+
+// runJobs parses and prices files on all cores but one and stores them
+// from one goroutine, in the order they were listed. Files parsed by the
+// time the store is free go into one transaction, each in a savepoint of
+// its own (storage.StoreImports): a large import then pays few commits,
+// while every file is still stored whole or not at all.
+func (r *importRun) runJobs(jobs []*importJob) []FileResult {
+	results := make([]FileResult, len(jobs))
+	if len(jobs) == 0 {
+		return results
+	}
+	// One core stores (SQLite has one writer); the others parse and price.
+	workers := min(max(runtime.GOMAXPROCS(0)-1, 1), len(jobs))
+	slots := make([]chan parsed, len(jobs))
+	for i := range slots {
+		slots[i] = make(chan parsed, 1)
+	}
+	var next atomic.Int64
+	// A bounded window of parsed-but-unstored files keeps memory flat.
+	window := make(chan struct{}, maxGroupFiles)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(jobs) {
+					return
+				}
+				window <- struct{}{}
+				slots[i] <- r.parse(jobs[i], false)
+			}
+		}()
+	}
+	for i := 0; i < len(jobs); {
+		group := []parsed{<-slots[i]}
+		rows := len(group[0].items())
+		for j := i + 1; j < len(jobs) && len(group) < maxGroupFiles && rows < maxGroupRows; j++ {
+			select {
+			case p := <-slots[j]:
+				group = append(group, p)
+				rows += len(p.items())
+				continue
+			default:
+			}
+			break
+		}
+		for k, res := range r.storeGroup(group) {
+			results[i+k] = res
+			<-window
+			r.filesDone.Add(1)
+		}
+		i += len(group)
+	}
+	wg.Wait()
+	return results
+}
+
+// A group of files stored in one transaction stays small enough that a
+// tollgate serving the same database waits at most a few tens of
+// milliseconds for the write lock.
+const (
+	maxGroupFiles = 64
+	maxGroupRows  = 20000
+)
+
+func (p parsed) items() []sqlite.ImportItem {
+	if p.batch == nil {
+		return nil
+	}
+	return p.batch.Items
+}
+
+// storeGroup commits parsed files in one transaction; a file another
+// importer stored meanwhile is read again from the new offset and stored
+// on its own.
+func (r *importRun) storeGroup(group []parsed) []FileResult {
+	out := make([]FileResult, len(group))
+	var batches []sqlite.ImportBatch
+	var idx []int
+	for k, p := range group {
+		out[k] = p.result
+		if p.batch != nil && p.result.Err == nil {
+			batches = append(batches, *p.batch)
+			idx = append(idx, k)
+		}
+	}
+	if len(batches) == 0 {
+		return out
+	}
+	stats, errs, err := r.db.StoreImports(r.ctx, batches)
+	if err != nil {
+		for _, k := range idx {
+			out[k].Err, out[k].Error = err, err.Error()
+		}
+		return out
+	}
+	for n, k := range idx {
+		switch {
+		case errors.Is(errs[n], sqlite.ErrImportStale):
+			out[k] = r.retry(group[k])
+		case errs[n] != nil:
+			out[k].Err, out[k].Error = errs[n], errs[n].Error()
+		default:
+			r.account(&out[k], stats[n])
+		}
+	}
+	return out
+}
+
+// retry re-reads a file whose imports row moved under this import.
+func (r *importRun) retry(p parsed) FileResult {
+	for attempt := 0; attempt < 3; attempt++ {
+		fresh, ok, err := r.db.ImportStateOf(r.ctx, p.job.path)
+		if err != nil {
+			p.result.Err, p.result.Error = err, err.Error()
+			return p.result
+		}
+		r.mu.Lock()
+		if ok {
+			r.states[p.job.path] = fresh
+		} else {
+			delete(r.states, p.job.path)
+		}
+		r.mu.Unlock()
+		p = r.parse(p.job, true)
+		if p.batch == nil || p.result.Err != nil {
+			return p.result
+		}
+		st, err := r.db.StoreImport(r.ctx, *p.batch)
+		if errors.Is(err, sqlite.ErrImportStale) {
+			continue
+		}
+		if err != nil {
+			p.result.Err, p.result.Error = err, err.Error()
+			return p.result
+		}
+		r.account(&p.result, st)
+		return p.result
+	}
+	p.result.Err = fmt.Errorf("%s: %w (three times in a row)", p.job.path, sqlite.ErrImportStale)
+	p.result.Error = p.result.Err.Error()
+	return p.result
+}
+
+func (r *importRun) account(res *FileResult, st sqlite.ImportStats) {
+	res.Requests, res.Updated, res.Folds = st.Requests, st.Updated, st.Folds
+	r.requests.Add(int64(st.Requests))
+	r.folds.Add(int64(st.Folds))
+	r.mu.Lock()
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	for _, s := range st.Sessions {
+		if !r.seen[s] {
+			r.seen[s] = true
+			r.sessions = append(r.sessions, s)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// countingReader adds what it reads to the run's progress.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func fail(p parsed, err error) parsed {
+	p.result.Err = err
+	p.result.Error = err.Error()
+	return p
+}
+
+// parse reads the new part of one file and prices it.
+func (r *importRun) parse(job *importJob, again bool) parsed {
+	p := parsed{job: job, result: FileResult{Path: job.path, Harness: job.src.Harness}}
+	if err := r.ctx.Err(); err != nil {
+		return fail(p, err)
+	}
+	r.mu.Lock()
+	r.current = job.path
+	prev, known := r.states[job.path]
+	r.mu.Unlock()
+
+	var in io.Reader
+	var head []byte
+	var size int64
+	atEOF := false
+	key := job.path
+	if job.src.Reader != nil {
+		// An upload: its key is its name and first bytes, so the same log
+		// uploaded again (or grown) continues where it stopped, and another
+		// log of the same name is another file.
+		head = make([]byte, headSize)
+		n, err := io.ReadFull(job.src.Reader, head)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return fail(p, fmt.Errorf("reading %s: %w", job.path, err))
+		}
+		head = head[:n]
+		sum := sha256.Sum256(head)
+		key = "upload:" + hex.EncodeToString(sum[:8]) + ":" + job.src.Name
+		p.result.Path = key
+		r.mu.Lock()
+		prev, known = r.states[key]
+		r.mu.Unlock()
+		in = io.MultiReader(bytes.NewReader(head), job.src.Reader)
+		size = -1
+		atEOF = true
+	} else {
+		f, err := os.Open(job.path)
+		if err != nil {
+			return fail(p, err)
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return fail(p, err)
+		}
+		size = info.Size()
+		if size == 0 && !known {
+			p.result.Unchanged = true // nothing written yet
+			return p
+		}
+		head = make([]byte, min(size, headSize))
+		if _, err := io.ReadFull(f, head); err != nil {
+			return fail(p, fmt.Errorf("reading %s: %w", job.path, err))
+		}
+		if known && size == prev.Offset && headHash(head, prev.Offset) == prev.HeadHash {
+			p.result.Unchanged = true
+			p.result.Harness = prev.Harness
+			p.result.Session = prev.SessionID
+			return p
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fail(p, err)
+		}
+		in = f
+	}
+
+	harness := job.src.Harness
+	if harness == "" && known {
+		harness = prev.Harness
+	}
+	if harness == "" {
+		harness = importer.Detect(job.path, head)
+	}
+	if harness == "" {
+		return fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness claude-code, codex or dsh)", job.path))
+	}
+	p.result.Harness = harness
+
+	from := sqlite.ImportState{Path: key}
+	restart := false
+	var state []byte
+	offset := int64(0)
+	if known {
+		from = prev
+		if (size >= 0 && size < prev.Offset) || headHash(head, prev.Offset) != prev.HeadHash {
+			restart = true // rewritten: start over
+		} else {
+			offset = prev.Offset
+			state = []byte(prev.State)
+		}
+	}
+	if offset > 0 {
+		if f, ok := in.(*os.File); ok {
+			if _, err := f.Seek(offset, io.SeekStart); err != nil {
+				return fail(p, err)
+			}
+		} else if _, err := io.CopyN(io.Discard, in, offset); err != nil {
+			if errors.Is(err, io.EOF) {
+				p.result.Unchanged = true
+				return p
+			}
+			return fail(p, err)
+		}
+	}
+	counted := countingReader{r: in, n: &r.bytesDone}
+	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF})
+	if err != nil {
+		return fail(p, err)
+	}
+	if job.src.Reader != nil && !again {
+		r.bytesTotal.Add(res.Consumed) // an upload's size is known once read
+	}
+	p.result.Bytes = res.Consumed
+	p.result.Restarted = restart
+	p.result.Session = res.Session.ID
+	if size < 0 {
+		size = offset + res.Consumed
+	}
+	newOffset := offset + res.Consumed
+	to := sqlite.ImportState{Path: key, Harness: harness, SessionID: res.Session.ID, Size: size, Offset: newOffset,
+		HeadHash: headHash(head, newOffset), State: string(res.State), ImportedAt: time.Now()}
+	batch := &sqlite.ImportBatch{From: from, Restart: restart, To: to}
+	if len(res.Records) > 0 && res.Session.ID == "" {
+		return fail(p, fmt.Errorf("%s: no session id in the log (a %s log must start with its %s line)", job.path, harness, sessionLine(harness)))
+	}
+	meta := storage.SessionMeta{ID: res.Session.ID, Harness: res.Session.Harness, Profile: res.Session.Profile, Provider: res.Session.Provider,
+		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens}
+	batch.Items = make([]sqlite.ImportItem, 0, len(res.Records))
+	var pc priceCache
+	for _, rec := range res.Records {
+		if q := rec.Request; q != nil {
+			sr, err := r.price(&pc, meta, q)
+			if err != nil {
+				return fail(p, fmt.Errorf("%s:%d: pricing: %w", job.path, q.Line, err))
+			}
+			batch.Items = append(batch.Items, sqlite.ImportItem{Request: sr})
+		}
+		if f := rec.Fold; f != nil {
+			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: &storage.Rewrite{
+				ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger, Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan(),
+			}})
+		}
+	}
+	p.batch = batch
+	return p
+}
+
+func sessionLine(harness string) string {
+	switch harness {
+	case importer.Codex:
+		return "session_meta"
+	case importer.DSH:
+		return "header"
+	}
+	return "sessionId"
+}
+
+// headHash identifies a file by its first bytes: "<n>:<sha256>" of the
+// first min(n, headSize) bytes, n being the offset imported so far.
+func headHash(head []byte, offset int64) string {
+	n := min(int64(len(head)), offset, headSize)
+	sum := sha256.Sum256(head[:n])
+	return strconv.FormatInt(n, 10) + ":" + hex.EncodeToString(sum[:])
+}
+
+// priceCache remembers, within one file, the prices PriceUsage chose for a
+// (profile, provider, model) in one UTC minute: prices change at most at
+// minute boundaries (off-peak windows are HH:MM), so the cost of every
+// other request with that key is the same pricing.Prices.Cost that
+// PriceUsage computes. It saves resolving profiles for every request.
+type priceCache struct {
+	key    string
+	minute int64
+	prices pricing.Prices
+	json   string
+	by     config.PricedBy
+	off    bool
+}
+
+func (r *importRun) price(pc *priceCache, meta storage.SessionMeta, q *importer.Request) (*storage.Request, error) {
+	profile := q.Profile
+	if profile == "" {
+		profile = meta.Profile
+	}
+	provider := q.Provider
+	if provider == "" {
+		provider = meta.Provider
+	}
+	key := profile + "\x00" + provider + "\x00" + q.Model
+	minute := q.At.Unix() / 60
+	var cost pricing.Cost
+	if pc.json != "" && pc.key == key && pc.minute == minute {
+		cost = pc.prices.Cost(q.Usage)
+	} else {
+		pu, err := r.settings.PriceUsage(profile, provider, q.Model, q.At, q.Usage)
+		if err != nil {
+			return nil, err
+		}
+		cost = pu.Cost
+		*pc = priceCache{key: key, minute: minute, json: pu.Prices, by: pu.PricedBy, off: pu.OffPeak}
+		if err := json.Unmarshal([]byte(pu.Prices), &pc.prices); err != nil {
+			pc.json = "" // never reuse what cannot be read back
+		}
+	}
+	return &storage.Request{
+		Session: meta, RequestID: q.ID, At: q.At, Purpose: q.Purpose, Profile: q.Profile, Provider: q.Provider, Model: q.Model,
+		Usage: q.Usage,
+		Cost:  cost, Prices: pc.json, PricedBy: string(pc.by), OffPeak: pc.off,
+	}, nil
+}
+
+// Sources turns a command line into sources: the given paths, or
+// the harnesses' default folders.
+func Sources(paths []string, harness string) []Source {
+	var out []Source
+	if len(paths) == 0 {
+		home, _ := os.UserHomeDir()
+		for _, root := range importer.DefaultRoots(os.Getenv, home) {
+			if harness == "" || harness == root.Harness {
+				out = append(out, Source{Path: root.Dir, Harness: root.Harness})
+			}
+		}
+		return out
+	}
+	for _, p := range paths {
+		out = append(out, Source{Path: p, Harness: harness})
+	}
+	return out
+}
+
+// Watch imports what the sources gain, every interval, until ctx
+// ends. A file is read again only when its size changed since the last
+// look; each look's result goes to report (which may be nil).
+func Watch(ctx context.Context, db *sqlite.DB, settings *config.Settings, sources []Source, interval time.Duration, report func(Result, error)) error {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	sizes := map[string]int64{}
+	// The first look hands every file to Files, which skips those
+	// unchanged since their last import at the cost of a stat and a head
+	// read; later looks only the files whose size changed.
+	look := func() {
+		var changed []Source
+		for _, src := range sources {
+			files, err := importer.Walk(src.Path, src.Harness)
+			if err != nil {
+				if report != nil {
+					report(Result{}, err)
+				}
+				continue
+			}
+			for _, f := range files {
+				if old, ok := sizes[f.Path]; ok && old == f.Size {
+					continue
+				}
+				sizes[f.Path] = f.Size
+				changed = append(changed, Source{Path: f.Path, Harness: src.Harness})
+			}
+		}
+		if len(changed) == 0 {
+			return
+		}
+		res, err := Files(ctx, db, settings, changed, nil)
+		if report != nil {
+			report(res, err)
+		}
+	}
+	look()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			look()
+		}
+	}
+}

@@ -1,0 +1,95 @@
+// Package clienttest holds test helpers that talk to a running tollgate as a
+// user interface would. Only tests import it.
+package clienttest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tollgate/guard/api"
+	"tollgate/guard/client"
+)
+
+// Answerer subscribes to the event stream with answers=1 (so it counts as a
+// question provider) and answers every question with its choice ("" leaves
+// them pending).
+type Answerer struct {
+	mu      sync.Mutex
+	choice  string
+	pending []api.RewritePending
+}
+
+// StartAnswerer subscribes to the tollgate at url and returns once the
+// subscription is registered; it stops when the test ends.
+func StartAnswerer(t testing.TB, url, token, choice string) *Answerer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	a := &Answerer{choice: choice}
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/v1/events?answers=1", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(client.Endpoint{URL: url, Token: token}, nil)
+	ready := make(chan struct{})
+	go func() {
+		defer res.Body.Close()
+		close(ready)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		event := ""
+		for sc.Scan() {
+			line := sc.Text()
+			if e, ok := strings.CutPrefix(line, "event: "); ok {
+				event = e
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok && event == "rewrite.pending" {
+				var p api.RewritePending
+				json.Unmarshal([]byte(d), &p)
+				a.mu.Lock()
+				a.pending = append(a.pending, p)
+				choice := a.choice
+				a.mu.Unlock()
+				if choice != "" {
+					go c.Answer(context.Background(), p.Rewrite, choice)
+				}
+			}
+		}
+	}()
+	<-ready
+	// The subscription counts once the server has registered it.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var h struct {
+			Status string `json:"status"`
+		}
+		if c.Get(context.Background(), "/v1/health", &h) == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	return a
+}
+
+// Asked lists the questions seen so far.
+func (a *Answerer) Asked() []api.RewritePending {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]api.RewritePending(nil), a.pending...)
+}
+
+// SetChoice changes the answer to later questions.
+func (a *Answerer) SetChoice(choice string) {
+	a.mu.Lock()
+	a.choice = choice
+	a.mu.Unlock()
+}
