@@ -103,7 +103,7 @@ test-harness: $(BIN) $(HARNESS_MODULES)
 
 # Benchmarks: medians over 6 runs; compare with benchstat.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pricing/ ./guard/... ./storage/ ./app/... | tee build/bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pricing/ ./guard/... ./storage/... ./app/... | tee build/bench.txt
 
 # A short fuzz pass over every decoder (the seed corpora live in testdata/fuzz).
 FUZZTIME ?= 20s

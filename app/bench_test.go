@@ -13,7 +13,7 @@ import (
 	"tollgate/app/config"
 )
 
-// BenchmarkServiceRecordRequests: what DESIGN §9's "≥ 10,000 recorded
+// BenchmarkServiceRecordRequests: what ARCHITECTURE.md, "Targets"'s "≥ 10,000 recorded
 // requests/s acknowledged after commit (50 clients)" measures, through the
 // whole service — real config, real pricing lookup, real SQLite file, real
 // loopback HTTP. The 50 clients run in this process, on the same 2 cores.

@@ -19,7 +19,7 @@ import (
 	"tollgate/storage"
 )
 
-// The gate's targets (DESIGN §9) are measured here, over real loopback HTTP
+// The gate's targets (ARCHITECTURE.md, "Targets") are measured here, over real loopback HTTP
 // with a real SQLite file, side by side in one run:
 //
 //	go test -run '^$' -bench 'Gate|Record|Series' -benchtime 3x ./guard/

@@ -14,7 +14,7 @@ import (
 )
 
 // broker holds the questions that wait for a user and applies the rules of
-// DESIGN §2: one answer per question, a deadline of min(askTimeout, the
+// ARCHITECTURE.md, "Modes and decisions": one answer per question, a deadline of min(askTimeout, the
 // harness's deadline), and no repeat nagging — a decline mutes the rest of
 // that session's harness turn.
 type broker struct {

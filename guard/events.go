@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Event names (DESIGN §3).
+// Event names (ARCHITECTURE.md, "The API").
 const (
 	EventRewritePending = "rewrite.pending"
 	EventRewriteDecided = "rewrite.decided"

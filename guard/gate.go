@@ -242,7 +242,7 @@ func pendingDecision(q *question) api.Decision {
 	return api.Decision{Rewrite: q.rec.ID, Status: api.StatusPending, Session: q.rec.Session.ID, Mode: q.rec.Mode, Quote: q.quote, DeadlineAt: &dl}
 }
 
-// gate prices a rewrite and decides it per DESIGN §2. It returns either a
+// gate prices a rewrite and decides it per ARCHITECTURE.md, "Modes and decisions". It returns either a
 // decision, or a question that waits for a user.
 func (s *Server) gate(ctx context.Context, session string, req *api.RewriteRequest) (api.Decision, *question) {
 	now := s.now().UTC()

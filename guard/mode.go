@@ -7,7 +7,7 @@ import (
 	"tollgate/guard/api"
 )
 
-// Modes (DESIGN §2).
+// Modes (ARCHITECTURE.md, "Modes and decisions").
 const (
 	ModeAsk  = "ask"
 	ModeAuto = "auto"

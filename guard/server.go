@@ -1,7 +1,7 @@
 // Package guard is the gate: engine leases, the decision broker and the
 // localhost HTTP API (/v1) that harnesses and the UI call.
 //
-// One handler serves three doors (DESIGN §3): harness clients over TCP with a
+// One handler serves three doors (ARCHITECTURE.md, "The API"): harness clients over TCP with a
 // bearer token, the browser UI over TCP with a login cookie, and the Wails
 // window in-process through AssetServer.Handler. The TCP doors pass the
 // security layers in security.go; the window's chain is trusted.

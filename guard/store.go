@@ -45,7 +45,7 @@ type Settings interface {
 }
 
 // Pricer prices requests and finds the cache model of a rewrite. The app
-// implements it with the profile lookup of DESIGN §3.
+// implements it with the profile lookup of ARCHITECTURE.md, "The API".
 type Pricer interface {
 	// PriceRequest prices one request's usage at time at.
 	PriceRequest(profile, provider, model string, at time.Time, u pricing.Usage) (PricedRequest, error)

@@ -31,7 +31,7 @@ type BuiltinPrice struct {
 // https://developers.openai.com/api/docs/guides/prompt-caching (read 2026-11-30).
 //
 // DeepSeek: positional, 64-token storage unit (an approximation, see
-// DESIGN §4), writes not billed, entries kept for hours: TTL 3600 s.
+// pricing/doc.go), writes not billed, entries kept for hours: TTL 3600 s.
 func anthropicModel(minimumPrefix int64, p Prices) CacheModel {
 	return CacheModel{Kind: Breakpoint, Granularity: 1, MinimumPrefix: minimumPrefix, TTLSeconds: 300, Prices: p, EstimatedSummaryTokens: 4000}
 }

@@ -23,7 +23,7 @@
 // requests carry a breakpoint on their last message (Claude Code's automatic
 // caching) flags that unit, and then the whole prompt of the last request is
 // reusable. Granularity is ignored by breakpoint caches, though it must be > 0.
-// Two simplifications, both as DESIGN §4 prescribes: every uncached token is
+// Two simplifications, by design: every uncached token is
 // billed as a write (Anthropic bills the tokens after a request's last
 // breakpoint at the base input price, so a request whose last unit is not
 // flagged is overstated by write − miss on that tail), and Anthropic's
@@ -57,7 +57,7 @@
 // When idleSeconds > ttlSeconds the last request is gone from the cache
 // (cacheExpired): nothing is shared with it, the baseline is cold too, and
 // the break premium shrinks to the summary call's output, C·output (0 for
-// prune-only), as DESIGN §4 prescribes — the re-reads are then paid with or
+// prune-only), by design — the re-reads are then paid with or
 // without the rewrite. The summary call itself is always fresh.
 //
 // Per ordering:

@@ -13,7 +13,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$HOME_DIR"
+  rm -rf "$HOME_DIR" "${USER_DIR:-}"
 }
 trap cleanup EXIT
 
@@ -30,8 +30,13 @@ for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 eval "$(dbus-launch --sh-syntax)"
 pids+=("$DBUS_SESSION_BUS_PID")
 
+# The window's user: a $HOME of its own, with a Downloads folder the save
+# dialog opens in.
+USER_DIR=$(mktemp -d)
+mkdir -p "$USER_DIR/Downloads"
+
 # LANG=C: WebKitGTK then reports navigator.language "C"; the UI must survive it.
-LANG=C LC_ALL=C "$BIN" --home "$HOME_DIR" --listen 127.0.0.1:0 >"$LOG" 2>&1 &
+HOME="$USER_DIR" LANG=C LC_ALL=C "$BIN" --home "$HOME_DIR" --listen 127.0.0.1:0 >"$LOG" 2>&1 &
 APP=$!
 pids+=($APP)
 
@@ -62,6 +67,32 @@ STDDEV=$(identify -format '%[fx:standard_deviation]' "$SHOT")
 COLORS=$(identify -format '%k' "$SHOT")
 echo "screenshot $SHOT: stddev=$STDDEV colors=$COLORS"
 awk -v s="$STDDEV" -v c="$COLORS" 'BEGIN { exit !(s > 0.02 && c > 16) }' || { echo "FAIL: screenshot looks blank"; exit 1; }
+
+# Export from the window: WebKitGTK does not download links, so Export CSV
+# opens a save dialog and the window writes the file. Data tab, then Export
+# CSV (screen coordinates: the 1200×800 window is centred on the 1280×860
+# screen, no window manager moves it), then Return takes the
+# proposed name in ~/Downloads.
+xdotool mousemove 530 52 click 1
+sleep 1.5
+xdotool mousemove 243 393 click 1
+DID=""
+for _ in $(seq 50); do
+  DID=$(xdotool search --name '^Export$' 2>/dev/null | head -1 || true)
+  [ -n "$DID" ] && break
+  sleep 0.2
+done
+import -window root "$OUT/window-export-dialog.png"
+[ -n "$DID" ] || { echo "FAIL: Export CSV opened no save dialog"; exit 1; }
+sleep 0.5
+xdotool key Return
+for _ in $(seq 50); do [ -s "$USER_DIR/Downloads/tollgate.csv" ] && break; sleep 0.2; done
+[ -s "$USER_DIR/Downloads/tollgate.csv" ] || { echo "FAIL: the export was not saved"; ls -la "$USER_DIR/Downloads"; exit 1; }
+head -1 "$USER_DIR/Downloads/tollgate.csv" | grep -q '^session,requestId,' || { echo "FAIL: the saved export is not the CSV"; head -3 "$USER_DIR/Downloads/tollgate.csv"; exit 1; }
+[ "$(wc -l <"$USER_DIR/Downloads/tollgate.csv")" -gt 10 ] || { echo "FAIL: the saved export lacks the simulated requests"; exit 1; }
+sleep 1
+import -window root "$OUT/window-export-saved.png"
+echo "export saved from the window: $(wc -l <"$USER_DIR/Downloads/tollgate.csv") lines"
 
 # A second start on the same home raises the first window and exits 0.
 if ! "$BIN" --home "$HOME_DIR" --listen 127.0.0.1:0 >"$OUT/second.log" 2>&1; then

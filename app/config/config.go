@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/viper"
 )
 
-// Modes a rewrite can be guarded in (DESIGN §2).
+// Modes a rewrite can be guarded in (ARCHITECTURE.md, "Modes and decisions").
 const (
 	ModeAsk  = "ask"
 	ModeAuto = "auto"

@@ -8,7 +8,7 @@ import (
 )
 
 // PricedUsage is a request's cost together with the prices that made it,
-// because history keeps the price it was billed at (DESIGN §5).
+// because history keeps the price it was billed at (ARCHITECTURE.md, "Invariants").
 type PricedUsage struct {
 	Cost     pricing.Cost
 	Prices   string // JSON of the prices used (after any off-peak factor)
@@ -16,7 +16,7 @@ type PricedUsage struct {
 	OffPeak  bool
 }
 
-// PriceUsage prices one request per DESIGN §3: the named profile, else the
+// PriceUsage prices one request per ARCHITECTURE.md, "The API": the named profile, else the
 // built-in table by provider and model, else the default profile (flagged);
 // at the price window its time falls in.
 func (s *Settings) PriceUsage(profile, provider, model string, at time.Time, u pricing.Usage) (PricedUsage, error) {

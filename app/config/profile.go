@@ -134,7 +134,7 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// PricedBy says where a request's prices came from (DESIGN §3).
+// PricedBy says where a request's prices came from (ARCHITECTURE.md, "The API").
 type PricedBy string
 
 const (
@@ -233,7 +233,7 @@ func offPeakWindow(v any) (*pricing.PriceWindow, error) {
 	return &w, nil
 }
 
-// ResolveModel prices a request per DESIGN §3: the profile the request
+// ResolveModel prices a request per ARCHITECTURE.md, "The API": the profile the request
 // names; else the built-in table by provider + model; else the default
 // profile (flagged "default" so the UI can say so).
 func (s *Settings) ResolveModel(profile, provider, model string) (pricing.CacheModel, PricedBy, error) {

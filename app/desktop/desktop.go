@@ -72,7 +72,7 @@ type modeAPI interface {
 	SetGlobalMode(mode string) error
 }
 
-// Events the window glue reacts to (the guard's names, DESIGN §3), and the
+// Events the window glue reacts to (the guard's names, ARCHITECTURE.md, "The API"), and the
 // one the page sends about its focus (frontend/src/transport.ts).
 const (
 	eventRewritePending = "rewrite.pending"
@@ -182,6 +182,8 @@ func (w *Window) onStartup(ctx context.Context) {
 			}
 		}
 	})
+	// Exports are saved through a dialog (export.go).
+	wruntime.EventsOn(ctx, eventExportSave, func(data ...any) { go w.saveExport(ctx, data) })
 	// SIGTERM and Ctrl-C close the window the clean way, so the service
 	// shuts down and api.json is removed. Wails installed its own handler
 	// before OnStartup; it calls Quit too, racing this one (two quits, a

@@ -22,7 +22,7 @@ type TrayState struct {
 	Pending int    // questions waiting
 }
 
-// Label is the pill's label (DESIGN §2): no promise of protection nobody backs.
+// Label is the pill's label (ARCHITECTURE.md, "Modes and decisions"): no promise of protection nobody backs.
 func (s TrayState) Label() string {
 	if !s.Armed {
 		return "Cache: not armed"

@@ -699,7 +699,7 @@ func (d *doctor) checkGuard(context.Context) DoctorCheck {
 	return c
 }
 
-// ---- integrations (DESIGN §8), as harness.Integrations(home) reports them ----
+// ---- integrations (ARCHITECTURE.md, "Integrations"), as harness.Integrations(home) reports them ----
 
 func (d *doctor) checkIntegrations() []DoctorCheck {
 	var out []DoctorCheck

@@ -1,7 +1,7 @@
 // Package importer reads the session logs agent harnesses write — Claude
 // Code transcripts, Codex rollouts and dsh session logs — and turns them
 // into neutral records: the session, its billed requests (disjoint usage,
-// DESIGN §3) and its folds (context rewrites). It does no I/O of its own
+// ARCHITECTURE.md, "The API") and its folds (context rewrites). It does no I/O of its own
 // beyond the reader it is given, prices nothing and stores nothing: the app
 // prices the records and storage keeps them.
 //

@@ -9,7 +9,7 @@ import (
 	"tollgate/pricing"
 )
 
-// The reference result in shape (DESIGN §4): at every window the summary
+// The reference result in shape (pricing/doc.go): at every window the summary
 // call of the cache-aware order costs about its instruction, the prune-first
 // order re-reads the whole region (≥ 10× that), and the whole session's
 // uncached tokens fall by about a third or more.

@@ -12,46 +12,62 @@ mkdirSync(OUT, { recursive: true });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts `tollgate serve` and waits for api.json. */
-export async function startServe(extraArgs = [], env = {}) {
-  const home = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
-  const proc = spawn(BIN, ["serve", "--home", home, "--listen", "127.0.0.1:0", ...extraArgs], {
+/** Runs `tollgate serve` on home and listen, and waits for api.json. */
+async function spawnServe(home, listen, extraArgs, env) {
+  const proc = spawn(BIN, ["serve", "--home", home, "--listen", listen, ...extraArgs], {
     env: { ...process.env, LANG: "C", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  proc.stdout.on("data", (d) => (stdout += d));
-  proc.stderr.on("data", (d) => (stderr += d));
+  const out = { stdout: "", stderr: "" };
+  proc.stdout.on("data", (d) => (out.stdout += d));
+  proc.stderr.on("data", (d) => (out.stderr += d));
   const apiPath = join(home, "api.json");
   for (let i = 0; i < 200; i++) {
-    if (existsSync(apiPath) && /login\?nonce=/.test(stdout)) break;
-    if (proc.exitCode !== null) throw new Error(`tollgate serve exited ${proc.exitCode}: ${stderr}`);
+    if (existsSync(apiPath) && /login\?nonce=/.test(out.stdout)) break;
+    if (proc.exitCode !== null) throw new Error(`tollgate serve exited ${proc.exitCode}: ${out.stderr}`);
     await sleep(50);
   }
   const api = JSON.parse(readFileSync(apiPath, "utf8"));
-  const loginURL = stdout.match(/(http:\/\/\S+\/login\?nonce=[0-9a-f]+)/)?.[1];
-  if (!loginURL) throw new Error("no login URL printed: " + stdout);
+  const loginURL = out.stdout.match(/(http:\/\/\S+\/login\?nonce=[0-9a-f]+)/)?.[1];
+  if (!loginURL) throw new Error("no login URL printed: " + out.stdout);
+  return { proc, out, api, loginURL };
+}
+
+async function stopProc(proc) {
+  if (proc.exitCode === null) {
+    proc.kill("SIGTERM");
+    for (let i = 0; i < 100 && proc.exitCode === null; i++) await sleep(50);
+  }
+}
+
+/** Starts `tollgate serve` on a fresh home and waits for api.json. */
+export async function startServe(extraArgs = [], env = {}) {
+  const home = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
+  let { proc, out, api, loginURL } = await spawnServe(home, "127.0.0.1:0", extraArgs, env);
   const server = {
     home,
     api,
     loginURL,
     proc,
-    output: () => ({ stdout, stderr }),
+    output: () => out,
+    /** Stops tollgate, runs whileDown, and starts it again on the same home and port. */
+    async restart(whileDown) {
+      await stopProc(proc);
+      await whileDown?.();
+      ({ proc, out, api, loginURL } = await spawnServe(home, new URL(server.api.url).host, extraArgs, env));
+      Object.assign(server, { proc, api, loginURL });
+    },
     async call(method, path, body) {
-      const res = await fetch(api.url + path, {
+      const res = await fetch(server.api.url + path, {
         method,
-        headers: { Authorization: "Bearer " + api.token, "Content-Type": "application/json" },
+        headers: { Authorization: "Bearer " + server.api.token, "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : null };
     },
     async stop() {
-      if (proc.exitCode === null) {
-        proc.kill("SIGTERM");
-        for (let i = 0; i < 100 && proc.exitCode === null; i++) await sleep(50);
-      }
+      await stopProc(proc);
       rmSync(home, { recursive: true, force: true });
     },
   };

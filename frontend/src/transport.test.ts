@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { ApiError, createTransport, EVENT_NAMES, WINDOW_FOCUS_EVENT, type EventSourceLike } from "./transport";
+import { ApiError, createTransport, EVENT_NAMES, EXPORT_SAVE_EVENT, EXPORT_SAVED_EVENT, WINDOW_FOCUS_EVENT, type EventSourceLike } from "./transport";
 
 interface Call {
   url: string;
@@ -174,5 +174,24 @@ describe("push in the window: Wails runtime events", () => {
       [WINDOW_FOCUS_EVENT, [false]],
       [WINDOW_FOCUS_EVENT, [true]],
     ]);
+  });
+
+  it("saves an export through a dialog on the Go side, matching answers by id", async () => {
+    const rt = new FakeRuntime();
+    const t = createTransport({ fetch: fakeFetch(() => json(200, {})).fn, runtime: rt });
+    const first = t.saveFile!("/v1/export?format=csv", "tollgate.csv");
+    const second = t.saveFile!("/v1/export?format=json", "tollgate.json");
+    expect(rt.emitted).toEqual([
+      [EXPORT_SAVE_EVENT, [{ id: "1", path: "/v1/export?format=csv", filename: "tollgate.csv" }]],
+      [EXPORT_SAVE_EVENT, [{ id: "2", path: "/v1/export?format=json", filename: "tollgate.json" }]],
+    ]);
+    rt.handlers.get(EXPORT_SAVED_EVENT)!({ id: "2", error: "disk full" });
+    rt.handlers.get(EXPORT_SAVED_EVENT)!({ id: "1", file: "/home/u/tollgate.csv" });
+    await expect(first).resolves.toBe("/home/u/tollgate.csv");
+    await expect(second).rejects.toThrow("disk full");
+  });
+
+  it("has no saveFile in the browser: links download there", () => {
+    expect(createTransport({ fetch: fakeFetch(() => json(200, {})).fn }).saveFile).toBeUndefined();
   });
 });

@@ -38,8 +38,16 @@ interface WailsRuntime {
   EventsEmit(name: string, ...data: unknown[]): void;
 }
 
-/** The Wails event the window sends when it gains or loses focus (app/desktop.go listens). */
+/** The Wails event the window sends when it gains or loses focus (app/desktop listens). */
 export const WINDOW_FOCUS_EVENT = "window.focus";
+
+/**
+ * The window asks the desktop side to save an export (WebKitGTK does not
+ * download links): export.save {id, path, filename} → export.saved {id, file
+ * | error} (app/desktop/export.go).
+ */
+export const EXPORT_SAVE_EVENT = "export.save";
+export const EXPORT_SAVED_EVENT = "export.saved";
 
 /** Minimal EventSource shape, so tests can pass a fake. */
 export interface EventSourceLike {
@@ -72,6 +80,12 @@ export interface Transport {
    * in the browser (the page cannot notify outside itself there).
    */
   reportFocus(focused: boolean): void;
+  /**
+   * In the window only: saves what path answers into a file the user picks
+   * in a save dialog. Resolves with the file ("" when cancelled). Absent in
+   * the browser, where a download link does the same.
+   */
+  saveFile?: (path: string, filename: string) => Promise<string>;
 }
 
 function detectRuntime(): WailsRuntime | undefined {
@@ -99,6 +113,25 @@ async function decode<T>(res: Response): Promise<T> {
 
 export function createTransport(deps: TransportDeps): Transport {
   const host: Host = deps.runtime ? "window" : "browser";
+  // Saves waiting for their export.saved, by id; one listener serves them all.
+  const saving = new Map<string, { resolve: (file: string) => void; reject: (e: Error) => void }>();
+  let saves = 0;
+  const saveFile = (runtime: WailsRuntime) => (path: string, filename: string) =>
+    new Promise<string>((resolve, reject) => {
+      if (saves === 0) {
+        runtime.EventsOn(EXPORT_SAVED_EVENT, (data: unknown) => {
+          const d = data as { id?: unknown; file?: unknown; error?: unknown } | null;
+          const waiting = typeof d?.id === "string" ? saving.get(d.id) : undefined;
+          if (!d || !waiting) return;
+          saving.delete(d.id as string);
+          if (typeof d.error === "string" && d.error !== "") waiting.reject(new Error(d.error));
+          else waiting.resolve(typeof d.file === "string" ? d.file : "");
+        });
+      }
+      const id = String(++saves);
+      saving.set(id, { resolve, reject });
+      runtime.EventsEmit(EXPORT_SAVE_EVENT, { id, path, filename });
+    });
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const init: RequestInit = { method, credentials: "same-origin", headers: {} };
     if (body !== undefined) {
@@ -109,6 +142,7 @@ export function createTransport(deps: TransportDeps): Transport {
   };
   return {
     host,
+    ...(deps.runtime ? { saveFile: saveFile(deps.runtime) } : {}),
     get: (p) => call("GET", p),
     post: (p, b) => call("POST", p, b ?? {}),
     put: (p, b) => call("PUT", p, b ?? {}),

@@ -12,7 +12,7 @@ import (
 	"tollgate/pricing"
 )
 
-// Rewrite triggers (DESIGN §3).
+// Rewrite triggers (ARCHITECTURE.md, "The API").
 const (
 	TriggerPressure        = "pressure"
 	TriggerContextOverflow = "context-overflow"

@@ -42,7 +42,7 @@ type Decision struct {
 	DeadlineAt *time.Time `json:"deadlineAt,omitempty"`
 }
 
-// Decisions and reasons (DESIGN §2: a closed list).
+// Decisions and reasons (ARCHITECTURE.md, "Modes and decisions": a closed list).
 const (
 	Allow   = "allow"
 	Decline = "decline"

@@ -2,6 +2,7 @@
 // dialog for the same input), export everything, delete with a confirmation.
 
 import { button, el, errorText, type Scope } from "../components/dom";
+import { exportLink } from "../components/exportLink";
 import type { AppContext, View } from "../context";
 import { formatInt } from "../format";
 import { routeHash } from "../model/route";
@@ -110,8 +111,8 @@ function exportSection(ctx: AppContext): HTMLElement {
     el(
       "div",
       { class: "row" },
-      el("a", { class: "button", href: ctx.api.exportURL("json"), download: "tollgate.json", id: "export-json" }, "Export JSON"),
-      el("a", { class: "button", href: ctx.api.exportURL("csv"), download: "tollgate.csv", id: "export-csv" }, "Export CSV"),
+      exportLink(ctx, "Export JSON", ctx.api.exportURL("json"), "tollgate.json", "export-json"),
+      exportLink(ctx, "Export CSV", ctx.api.exportURL("csv"), "tollgate.csv", "export-csv"),
     ),
   );
 }

@@ -5,6 +5,7 @@
 import { loadCharts } from "../components/chartLoader";
 import type { ChartHandle, ContextChart } from "../components/charts";
 import { button, el, errorText, throttle } from "../components/dom";
+import { exportLink } from "../components/exportLink";
 import { dataTable, type Column } from "../components/table";
 import type { View } from "../context";
 import { formatDateTime, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
@@ -153,8 +154,8 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
       el(
         "section",
         { class: "card actions-row" },
-        el("a", { href: ctx.api.exportURL("json", s.id), download: `${s.id}.json`, class: "button" }, "Export JSON"),
-        el("a", { href: ctx.api.exportURL("csv", s.id), download: `${s.id}.csv`, class: "button" }, "Export CSV"),
+        exportLink(ctx, "Export JSON", ctx.api.exportURL("json", s.id), `${s.id}.json`),
+        exportLink(ctx, "Export CSV", ctx.api.exportURL("csv", s.id), `${s.id}.csv`),
         button("Re-price with today's prices", async () => {
           try {
             const r = await ctx.api.reprice(s.id);

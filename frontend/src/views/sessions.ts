@@ -5,6 +5,7 @@ import { emptyState } from "../components/emptyState";
 import { dataTable, type Column } from "../components/table";
 import type { View } from "../context";
 import { formatAgo, formatDateTime, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
+import { mergeRefetched, reconnectGate } from "../model/reconnect";
 import { routeHash } from "../model/route";
 import { nextSort, sortSessions, totalTokens, upsertSession, type SessionSortKey, type SortSpec } from "../model/sort";
 import type { Session } from "../model/types";
@@ -105,6 +106,22 @@ export const sessionsView: View = async (root, ctx, scope) => {
     ctx.bus.on("request.recorded", (ev) => {
       dirty.add(ev.session);
       flush();
+    }),
+  );
+  // After the event stream reconnects, what was recorded meanwhile (or
+  // imported by another process) was never announced: fetch the list again.
+  const gate = reconnectGate();
+  scope.add(
+    ctx.bus.onConnection((up) => {
+      if (!gate(up)) return;
+      ctx.api.sessions(Math.max(50, sessions.length)).then(
+        (page) => {
+          sessions = mergeRefetched(sessions, page.sessions);
+          next = page.next;
+          if (scope.alive) render();
+        },
+        (e: unknown) => ctx.toast("Could not refresh the sessions: " + errorText(e), "warn"),
+      );
     }),
   );
 };
