@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"tollgate/app/config"
 	"tollgate/app/home"
 

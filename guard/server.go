@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+
 	"tollgate/guard/api"
 )
 

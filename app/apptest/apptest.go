@@ -40,3 +40,10 @@ func StartOn(t testing.TB, home, mode string) *app.Service {
 	})
 	return svc
 }
+
+// StartService is Start as a clienttest.Starter: what the rooms' link
+// files hand their tests.
+func StartService(t testing.TB, mode string) (url, token, home string) {
+	svc, home := Start(t, mode)
+	return svc.URL, svc.Token(), home
+}

@@ -43,6 +43,16 @@ func usagef(format string, a ...any) error {
 	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
 }
 
+// newFlags is a command's flag set, writing its errors and usage to stderr,
+// with the common flags registered (--listen and --mode too when withListen).
+func newFlags(name string, stdio IO, withListen bool) (*flag.FlagSet, *CommonFlags) {
+	fset := flag.NewFlagSet(name, flag.ContinueOnError)
+	fset.SetOutput(stdio.Stderr)
+	common := &CommonFlags{}
+	common.Register(fset, withListen)
+	return fset, common
+}
+
 // parse parses a command's flags: -h is flag.ErrHelp (exit 0), a bad flag
 // errUsage (the flag package has printed it).
 func parse(fset *flag.FlagSet, args []string) error {
@@ -56,7 +66,7 @@ func parse(fset *flag.FlagSet, args []string) error {
 }
 
 // resolveHome is the home of a command's --home flag.
-func resolveHome(common CommonFlags) (string, error) { return home.ResolveHome(common.Home) }
+func resolveHome(common *CommonFlags) (string, error) { return home.ResolveHome(common.Home) }
 
 // loadSettings reads a home's config.yaml for a command that prices without
 // a running tollgate.

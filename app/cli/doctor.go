@@ -3,17 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+
 	"tollgate/app/doctor"
 )
 
 // Doctor is `tollgate doctor [--home DIR] [--json]`.
 func Doctor(ctx context.Context, args []string, stdio IO, version string) error {
-	fset := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, false)
+	fset, common := newFlags("doctor", stdio, false)
 	asJSON := fset.Bool("json", false, "print the report as JSON (the shape of GET /v1/doctor)")
 	fset.Usage = func() {
 		fmt.Fprintln(stdio.Stderr, `usage: tollgate doctor [--home DIR] [--json]

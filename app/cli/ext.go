@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"time"
@@ -24,10 +23,7 @@ func Ext(ctx context.Context, args []string, stdio IO, version string) error {
 }
 
 func extReasonix(ctx context.Context, args []string, stdio IO, version string) error {
-	fset := flag.NewFlagSet("ext reasonix", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, false)
+	fset, common := newFlags("ext reasonix", stdio, false)
 	profile := fset.String("profile", "", "pricing `PROFILE` for Reasonix sessions (default: by provider and model)")
 	install := fset.Bool("install", false, "write the Reasonix plugin folder and print the command that installs it")
 	dir := fset.String("dir", "", "with --install: the plugin folder to write (default <tollgate home>/integrations/reasonix-plugin)")

@@ -31,10 +31,7 @@ func Hook(ctx context.Context, args []string, stdio IO) error {
 // (it never fails Claude Code: any fault allows the compaction), or with
 // --install / --uninstall the edit of Claude Code's settings.
 func hookClaudeCode(ctx context.Context, args []string, stdio IO) error {
-	fset := flag.NewFlagSet("hook claude-code", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, false)
+	fset, common := newFlags("hook claude-code", stdio, false)
 	timeout := fset.Duration("timeout", claudecode.DefaultTimeout, "the hook's `timeout` in Claude Code's settings (tollgate's deadline is 5 s less); a bare number is seconds")
 	profile := fset.String("profile", "", "pricing `PROFILE` for Claude Code sessions (default: by provider and model)")
 	install := fset.Bool("install", false, "merge the PreCompact hook into Claude Code's settings.json (with a backup) and exit")

@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
+
 	"tollgate/app/home"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
@@ -16,10 +16,7 @@ import (
 
 // Import is `tollgate import [--home DIR] [--harness H] [--watch] PATH…`.
 func Import(ctx context.Context, args []string, stdio IO) error {
-	fset := flag.NewFlagSet("import", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, false)
+	fset, common := newFlags("import", stdio, false)
 	harness := fset.String("harness", "", "the `HARNESS` that wrote the logs: claude-code, codex or dsh (default: detect per file)")
 	watch := fset.Bool("watch", false, "keep running and import what the harnesses append, so the dashboard stays live")
 	interval := fset.Duration("interval", time.Second, "how often --watch looks for new lines")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
 	"tollgate/app/home"
 	"tollgate/app/install"
 	"tollgate/build/desktop"

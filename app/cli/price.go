@@ -2,17 +2,14 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
+
 	"tollgate/app/imports"
 )
 
 // Price is `tollgate price FILE [--fold N] [--home DIR] [--harness H]`.
 func Price(ctx context.Context, args []string, stdio IO) error {
-	fset := flag.NewFlagSet("price", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, false)
+	fset, common := newFlags("price", stdio, false)
 	fold := fset.Int("fold", 0, "price only fold `N` (1-based; default: every fold)")
 	harness := fset.String("harness", "", "the `HARNESS` that wrote FILE: claude-code, codex or dsh (default: detect)")
 	fset.Usage = func() {

@@ -76,7 +76,7 @@ func TestRunQuote(t *testing.T) {
 		wantErr  string // a substring of standard error
 	}{
 		{
-			// The dialog's own ordering: the figures of ARCHITECTURE.md, "Rooms", exactly.
+			// The dialog's own ordering: the figures of the founding design's dialog, exactly.
 			name:  "the dialog lines of the design's case",
 			args:  []string{"--format", "text", "--order", "summarize-then-prune-tail", peakAt},
 			stdin: dialogBody(t, nil), profile: builtinProfiles,

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"time"
@@ -16,10 +15,7 @@ import (
 // Serve is `tollgate serve`: the API and the browser UI, no window, until
 // ctx ends (Ctrl-C, SIGTERM) or the listener stops.
 func Serve(ctx context.Context, args []string, stdio IO, version string, assets fs.FS) error {
-	fset := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, true)
+	fset, common := newFlags("serve", stdio, true)
 	fset.Usage = func() {
 		fmt.Fprintln(stdio.Stderr, "usage: tollgate serve [--home DIR] [--listen ADDR] [--insecure-listen] [--mode MODE]\n\nRuns the API and the browser UI without a window and prints a login URL.")
 		fset.PrintDefaults()
@@ -60,10 +56,7 @@ func Serve(ctx context.Context, args []string, stdio IO, version string, assets 
 
 // Login is `tollgate login`: print a fresh single-use login URL.
 func Login(ctx context.Context, args []string, stdio IO) error {
-	fset := flag.NewFlagSet("login", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, false)
+	fset, common := newFlags("login", stdio, false)
 	if err := parse(fset, args); err != nil {
 		return err
 	}
@@ -81,10 +74,7 @@ func Login(ctx context.Context, args []string, stdio IO) error {
 
 // Token is `tollgate token [--rotate]`.
 func Token(ctx context.Context, args []string, stdio IO) error {
-	fset := flag.NewFlagSet("token", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, false)
+	fset, common := newFlags("token", stdio, false)
 	rotate := fset.Bool("rotate", false, "replace the token; clients must re-read api.json")
 	if err := parse(fset, args); err != nil {
 		return err
@@ -120,7 +110,7 @@ func Token(ctx context.Context, args []string, stdio IO) error {
 }
 
 // liveClient is a client of the tollgate running on the command's home.
-func liveClient(common CommonFlags) (*client.Client, error) {
+func liveClient(common *CommonFlags) (*client.Client, error) {
 	dir, err := resolveHome(common)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+
 	"tollgate/app/apptest"
 	"tollgate/app/home"
 )

@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
 	"tollgate/app"
 	"tollgate/app/config"
 	"tollgate/app/home"
@@ -19,10 +19,7 @@ import (
 // Simulate is `tollgate simulate`: scripted sessions through the API, both
 // rewrite orders compared.
 func Simulate(ctx context.Context, args []string, stdio IO, version string) error {
-	fset := flag.NewFlagSet("simulate", flag.ContinueOnError)
-	fset.SetOutput(stdio.Stderr)
-	var common CommonFlags
-	common.Register(fset, false)
+	fset, common := newFlags("simulate", stdio, false)
 	windows := fset.String("window", "32k,128k,512k", "context `WINDOWS`, comma-separated")
 	steps := fset.Int("steps", 60, "tool steps per session")
 	order := fset.String("order", "both", "prune-then-summarize, summarize-then-prune-tail or both")

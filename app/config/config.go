@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+
 	"tollgate/app/home"
 
 	"github.com/spf13/viper"

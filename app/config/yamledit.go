@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
 	"tollgate/app/home"
 
 	"gopkg.in/yaml.v3"

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"tollgate/app/apptest"
 	"tollgate/guard/client"
 )

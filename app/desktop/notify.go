@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
 	"tollgate/app/desktop/sessionbus"
 
 	"github.com/godbus/dbus/v5"

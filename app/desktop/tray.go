@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+
 	"tollgate/app/desktop/sessionbus"
 
 	"fyne.io/systray"

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"tollgate/app/harness/claudecode"
 	"tollgate/app/home"
 	"tollgate/app/install"

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"tollgate/app/home"
 )
 

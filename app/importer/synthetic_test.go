@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"tollgate/pricing"
 
 	"github.com/klauspost/compress/zstd"

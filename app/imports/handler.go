@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
 	"tollgate/app/config"
 	"tollgate/guard"
 	"tollgate/guard/api"

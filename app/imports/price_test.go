@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
 	"tollgate/app/config"
 	"tollgate/app/importer/testcorpus"
 )

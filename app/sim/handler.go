@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
 	"tollgate/guard/api"
 	"tollgate/guard/client"
 	"tollgate/pricing"

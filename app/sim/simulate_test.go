@@ -14,7 +14,7 @@ import (
 // order re-reads the whole region (≥ 10× that), and the whole session's
 // uncached tokens fall by about a third or more.
 func TestSimulationReproducesTheReferenceShape(t *testing.T) {
-	svc, _ := startModeService(t, "")
+	svc, _ := StartService.Start(t, "")
 	c := client.New(client.Endpoint{URL: svc.URL, Token: svc.Token()}, nil)
 	ctx := context.Background()
 	if err := c.Register(ctx, client.Engine{Harness: "simulate"}); err != nil {

@@ -1,33 +1,22 @@
 // The dashboard and the dialog against a real `tollgate serve`, driven by a
-// scripted harness over the real API (DESIGN §7, issue 5). Screenshots land
+// scripted harness over the real API (ARCHITECTURE.md, "The flow of a rewrite question"). Screenshots land
 // in test-output/.
 import { test, after, before } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { startServe, launchBrowser, OUT, sleep } from "./lib.mjs";
+import { OUT, useDashboard, sleep } from "./lib.mjs";
 import { Harness, THRESHOLD } from "./harness.mjs";
 
+const dash = useDashboard();
 let server;
-let browser;
 let page;
 let harness;
-
-before(async () => {
-  server = await startServe();
-  browser = await launchBrowser();
-  page = await browser.context.newPage();
-  page.on("pageerror", (e) => console.error("page error:", e.message));
-  await page.goto(server.loginURL);
-  await page.locator("#mode-pill").waitFor();
+before(() => {
+  ({ server, page } = dash);
   harness = new Harness(server);
 });
-
-after(async () => {
-  await harness?.unregister().catch(() => {});
-  await browser?.close();
-  await server?.stop();
-});
+after(() => harness?.unregister().catch(() => {}));
 
 /** Pixels of a chart's canvas: how many are drawn, and how many are near a colour. */
 async function canvasStats(selector, rgb) {
@@ -219,7 +208,7 @@ test("changing a price in Settings writes config.yaml", async () => {
 });
 
 test("Overview: 30 days stacked, totals, and the chart survives navigator.language 'C'", async () => {
-  const p2 = await browser.context.newPage();
+  const p2 = await dash.browser.context.newPage();
   // WebKitGTK under LANG=C reports "C", which Intl rejects (uPlot passes it to Intl when it loads).
   await p2.addInitScript(() => Object.defineProperty(Navigator.prototype, "language", { get: () => "C", configurable: true }));
   const errors = [];

@@ -1,28 +1,15 @@
 // A first run: an empty tollgate, the empty state's "Try a simulated
 // session" button, the simulation's questions answered in the dialog, and
 // the session's charts filling in live. Then deleting everything.
-import { test, after, before } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startServe, launchBrowser, OUT, sleep } from "./lib.mjs";
+import { OUT, useDashboard, sleep } from "./lib.mjs";
 
+const dash = useDashboard();
 let server;
-let browser;
 let page;
-
-before(async () => {
-  server = await startServe();
-  browser = await launchBrowser();
-  page = await browser.context.newPage();
-  page.on("pageerror", (e) => console.error("page error:", e.message));
-  await page.goto(server.loginURL);
-  await page.locator("#mode-pill").waitFor();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(() => ({ server, page } = dash));
 
 test("Try a simulated session: the empty state leads to a live session with its folds", async () => {
   await page.getByText("No sessions yet").waitFor();

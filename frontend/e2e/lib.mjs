@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 export const BIN = process.env.TOLLGATE_BIN ?? resolve(import.meta.dirname, "../../build/bin/tollgate");
@@ -102,3 +103,37 @@ export async function launchBrowser() {
 }
 
 export { sleep };
+
+/**
+ * Registers the file's before and after hooks around a logged-in dashboard
+ * (openDashboard); the object returned holds server, browser and page once
+ * the before hook ran.
+ */
+export function useDashboard() {
+  const dash = {};
+  before(async () => Object.assign(dash, await openDashboard()));
+  after(async () => dash.stop?.());
+  return dash;
+}
+
+/**
+ * A logged-in dashboard: a fresh `tollgate serve`, a browser, and a page on
+ * it once the header's pill shows. stop() closes both.
+ */
+export async function openDashboard() {
+  const server = await startServe();
+  const browser = await launchBrowser();
+  const page = await browser.context.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+  await page.goto(server.loginURL);
+  await page.locator("#mode-pill").waitFor();
+  return {
+    server,
+    browser,
+    page,
+    async stop() {
+      await browser.close();
+      await server.stop();
+    },
+  };
+}

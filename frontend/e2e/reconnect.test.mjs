@@ -1,31 +1,18 @@
 // The Sessions list after the event stream comes back: what was recorded
 // while the page was not listening (here: imported by another process while
 // tollgate was down) shows up without a reload.
-import { test, after, before } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, startServe, launchBrowser, OUT } from "./lib.mjs";
+import { BIN, OUT, useDashboard } from "./lib.mjs";
 
+const dash = useDashboard();
 let server;
-let browser;
 let page;
-
-before(async () => {
-  server = await startServe();
-  browser = await launchBrowser();
-  page = await browser.context.newPage();
-  page.on("pageerror", (e) => console.error("page error:", e.message));
-  await page.goto(server.loginURL);
-  await page.locator("#mode-pill").waitFor();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(() => ({ server, page } = dash));
 
 function transcript(dir, uuid) {
   const line = (id, at, read, write) =>

@@ -7,7 +7,7 @@
 
 export type Host = "window" | "browser";
 
-/** Event names the guard pushes (DESIGN §3), and the app's import progress. */
+/** Event names the guard pushes (ARCHITECTURE.md, "The API"), and the app's import progress. */
 export const EVENT_NAMES = [
   "rewrite.pending",
   "rewrite.decided",

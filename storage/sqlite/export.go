@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+
 	"tollgate/pricing"
 	"tollgate/storage"
 )

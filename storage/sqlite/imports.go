@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"sort"
 	"time"
+
 	"tollgate/pricing"
 	"tollgate/storage"
 )

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
 	"tollgate/pricing"
 	"tollgate/storage"
 )

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"tollgate/pricing"
 	"tollgate/storage"
 )

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"tollgate/app/home"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
@@ -60,7 +61,7 @@ func writeTranscript(t *testing.T) string {
 }
 
 func TestClaudeHookAutoModeAllowsAndRecords(t *testing.T) {
-	svc, dir := startModeService(t, "auto")
+	svc, dir := StartService.Start(t, "auto")
 	transcript := writeTranscript(t)
 	code, out, errs := runHook(t, hookJSON("sess-a", transcript, "prompt-1", "auto"), "--home", dir, "--timeout", "60")
 	if code != 0 || out != "" {
@@ -99,7 +100,7 @@ func TestClaudeHookAutoModeAllowsAndRecords(t *testing.T) {
 }
 
 func TestClaudeHookAskModeBlocksMutesAndAsksAgainNextPrompt(t *testing.T) {
-	svc, dir := startModeService(t, "ask")
+	svc, dir := StartService.Start(t, "ask")
 	transcript := writeTranscript(t)
 
 	// Nobody to ask: declined at once (fail closed on silence).
@@ -148,7 +149,7 @@ func TestClaudeHookFailsOpen(t *testing.T) {
 }
 
 func TestClaudeHTTPHook(t *testing.T) {
-	svc, _ := startModeService(t, "ask")
+	svc, _ := StartService.Start(t, "ask")
 	transcript := writeTranscript(t)
 	post := func(body string) (int, string) {
 		req, _ := http.NewRequest("POST", svc.URL+"/v1/hooks/claude-code?timeout=30", strings.NewReader(body))

@@ -1,15 +1,8 @@
 package reasonix_test
 
 import (
-	"testing"
-
 	"tollgate/app/apptest"
 	"tollgate/app/harness/reasonix"
 )
 
-func init() {
-	reasonix.StartService = func(t testing.TB, mode string) (string, string, string) {
-		svc, home := apptest.Start(t, mode)
-		return svc.URL, svc.Token(), home
-	}
-}
+func init() { reasonix.StartService = apptest.StartService }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
 	"tollgate/app/home"
 	"tollgate/guard/api"
 )

@@ -123,14 +123,14 @@ context_window = 16000
 	return ws
 }
 
-func serviceClient(svc testService) func() *client.Client {
+func serviceClient(svc clienttest.Service) func() *client.Client {
 	return func() *client.Client {
 		return client.New(client.Endpoint{URL: svc.URL, Token: svc.Token()}, nil)
 	}
 }
 
 func TestReasonixSidecarHandshakeUsageAndContinue(t *testing.T) {
-	svc, _ := startModeService(t, "auto")
+	svc, _ := StartService.Start(t, "auto")
 	ws := workspaceWithConfig(t)
 	c := startSidecar(t, serviceClient(svc), ws)
 	init := c.initialize(ws)
@@ -174,7 +174,7 @@ func TestReasonixSidecarHandshakeUsageAndContinue(t *testing.T) {
 }
 
 func TestReasonixSidecarBlocksMutesAndTimesOut(t *testing.T) {
-	svc, _ := startModeService(t, "ask")
+	svc, _ := StartService.Start(t, "ask")
 	ws := workspaceWithConfig(t)
 	c := startSidecar(t, serviceClient(svc), ws)
 	c.initialize(ws)

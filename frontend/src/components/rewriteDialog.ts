@@ -1,4 +1,4 @@
-// The question dialog (DESIGN §7): one at a time over whatever view is
+// The question dialog (ARCHITECTURE.md, "The UI"): one at a time over whatever view is
 // open, the rest queued. A question decided elsewhere (another UI, the
 // timeout, a mode switch) closes with a note. Enter = Allow once, Esc = Not now.
 

@@ -4,7 +4,7 @@ import { pending, quote } from "./testdata/quote";
 
 const texts = (p = pending()) => dialogModel(p).lines.map((l) => l.text);
 
-describe("dialog lines (DESIGN §7)", () => {
+describe("dialog lines (ARCHITECTURE.md, The UI)", () => {
   it("describes summarize-then-prune-tail like the design's example", () => {
     const m = dialogModel(pending());
     expect(m.title).toBe("Context rewrite");

@@ -1,4 +1,4 @@
-// The rewrite dialog's words (DESIGN §7), computed from a pending question.
+// The rewrite dialog's words (ARCHITECTURE.md, "The UI"), computed from a pending question.
 // Pure: the component only renders what this returns, so every sentence the
 // user reads is unit-tested.
 
@@ -116,7 +116,7 @@ export function dialogModel(p: PendingRewrite): DialogModel {
     return model;
   }
   const lines = model.lines;
-  // DESIGN §2: when the cache is already cold the dialog leads with it.
+  // ARCHITECTURE.md, "Modes and decisions": when the cache is already cold the dialog leads with it.
   if (q.cacheExpired) lines.push({ kind: "expired", text: "Cache already expired — this rewrite costs nothing extra", tone: "good" });
   lines.push({ kind: "context", text: contextLine(q) });
   lines.push(...planLines(q));

@@ -1,4 +1,4 @@
-// The mode pill and its menu (DESIGN §2, §7), as data. The pill never
+// The mode pill and its menu (ARCHITECTURE.md, "Modes and decisions"), as data. The pill never
 // promises protection nobody backs: without a live engine or an installed
 // hook it reads "Cache: not armed" whatever the mode says.
 

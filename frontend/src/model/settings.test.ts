@@ -4,7 +4,7 @@ import { changedKeys, displayValue, fieldKeyOf, parseDurationSeconds, parseField
 const spec = (key: string) => PROFILE_FIELDS.find((f) => f.key === key)!;
 
 describe("settings form", () => {
-  it("edits every price and cache key of DESIGN §4", () => {
+  it("edits every price and cache key of a profile", () => {
     const keys = PROFILE_FIELDS.map((f) => f.key);
     for (const k of ["pricePerMTokens", "cacheHitPricePerMTokens", "cacheWritePricePerMTokens", "cacheWrite1hPricePerMTokens", "outputPricePerMTokens", "cacheKind", "granularity", "minimumPrefix", "ttlSeconds", "mode", "estimatedSummaryTokens"]) {
       expect(keys).toContain(k);

@@ -114,7 +114,7 @@ export interface Series {
   folds: Fold[];
 }
 
-// pricing.Quote (DESIGN §4): the recommended ordering's figures at the top
+// pricing.Quote (ARCHITECTURE.md, "Pricing a request"): the recommended ordering's figures at the top
 // level, every applicable ordering in alternatives.
 export interface QuoteOrdering {
   order: string;

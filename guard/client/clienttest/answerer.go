@@ -93,3 +93,28 @@ func (a *Answerer) SetChoice(choice string) {
 	a.choice = choice
 	a.mu.Unlock()
 }
+
+// Service is a running tollgate as a room's tests see it.
+type Service struct {
+	URL   string
+	token string
+}
+
+// Token is the harness token of the tollgate.
+func (s Service) Token() string { return s.token }
+
+// Starter starts a real tollgate in a mode and returns its URL, token and
+// home. A room the app imports cannot import the app in its own tests;
+// its app_link_test.go (an external test file) sets its Starter from
+// app/apptest instead.
+type Starter func(t testing.TB, mode string) (url, token, home string)
+
+// Start starts a tollgate and returns it with its home.
+func (s Starter) Start(t testing.TB, mode string) (Service, string) {
+	t.Helper()
+	if s == nil {
+		t.Fatal("app_link_test.go did not link the app")
+	}
+	url, token, home := s(t, mode)
+	return Service{URL: url, token: token}, home
+}

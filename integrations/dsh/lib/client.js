@@ -1,5 +1,5 @@
 /**
- * A small tollgate client (DESIGN §3) with no dependencies: discovery,
+ * A small tollgate client (ARCHITECTURE.md, "The API") with no dependencies: discovery,
  * engine registration with heartbeats, usage records, the rewrite ask and
  * outcomes. It fails open — when tollgate cannot be reached, a rewrite is
  * allowed with reason `unguarded` and the harness proceeds as shipped.

@@ -1,6 +1,6 @@
 /**
  * The rewrite the dsh compaction engine is about to make, as a tollgate ask
- * (DESIGN §3): the surface from the session's surface nodes (token counts
+ * (ARCHITECTURE.md, "The API"): the surface from the session's surface nodes (token counts
  * from the harness's token meter, `ctx.tokenMeter.measure(session)`), prune
  * candidates from the tool-result pruner's own budget check
  * (`pruner.pruneContent(blocks)` returns the pruned blocks, or null when a

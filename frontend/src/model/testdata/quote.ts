@@ -1,4 +1,4 @@
-// A quote shaped like pricing.Quote's JSON, with the figures of DESIGN §7's
+// A quote shaped like pricing.Quote's JSON, with the figures of the founding design's
 // dialog example.
 import type { PendingRewrite, Quote, QuoteOrdering } from "../types";
 
