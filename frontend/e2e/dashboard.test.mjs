@@ -1,19 +1,18 @@
 // The dashboard and the dialog against a real `tollgate serve`, driven by a
 // scripted harness over the real API (ARCHITECTURE.md, "The flow of a rewrite question"). Screenshots land
 // in test-output/.
-import { test, after, before } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { OUT, useDashboard, sleep } from "./lib.mjs";
 import { Harness, THRESHOLD } from "./harness.mjs";
 
-const dash = useDashboard();
 let server;
 let page;
 let harness;
-before(() => {
-  ({ server, page } = dash);
+const dash = useDashboard((d) => {
+  ({ server, page } = d);
   harness = new Harness(server);
 });
 after(() => harness?.unregister().catch(() => {}));

@@ -1,15 +1,14 @@
 // A first run: an empty tollgate, the empty state's "Try a simulated
 // session" button, the simulation's questions answered in the dialog, and
 // the session's charts filling in live. Then deleting everything.
-import { test, before } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { OUT, useDashboard, sleep } from "./lib.mjs";
 
-const dash = useDashboard();
 let server;
 let page;
-before(() => ({ server, page } = dash));
+useDashboard((d) => ({ server, page } = d));
 
 test("Try a simulated session: the empty state leads to a live session with its folds", async () => {
   await page.getByText("No sessions yet").waitFor();

@@ -106,12 +106,15 @@ export { sleep };
 
 /**
  * Registers the file's before and after hooks around a logged-in dashboard
- * (openDashboard); the object returned holds server, browser and page once
- * the before hook ran.
+ * (openDashboard): ready gets it once it is open (one hook, so nothing runs
+ * before the dashboard is there); the object returned holds it too.
  */
-export function useDashboard() {
+export function useDashboard(ready) {
   const dash = {};
-  before(async () => Object.assign(dash, await openDashboard()));
+  before(async () => {
+    Object.assign(dash, await openDashboard());
+    await ready?.(dash);
+  });
   after(async () => dash.stop?.());
   return dash;
 }

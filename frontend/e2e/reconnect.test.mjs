@@ -1,7 +1,7 @@
 // The Sessions list after the event stream comes back: what was recorded
 // while the page was not listening (here: imported by another process while
 // tollgate was down) shows up without a reload.
-import { test, before } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
@@ -9,10 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, OUT, useDashboard } from "./lib.mjs";
 
-const dash = useDashboard();
 let server;
 let page;
-before(() => ({ server, page } = dash));
+useDashboard((d) => ({ server, page } = d));
 
 function transcript(dir, uuid) {
   const line = (id, at, read, write) =>
