@@ -135,6 +135,8 @@ func TestRunQuote(t *testing.T) {
 			wantErr: "tollgate quote: envelopeTokens: is required"},
 		{name: "an unknown profile", stdin: dialogBody(t, map[string]any{"profile": "nope"}), profile: builtinProfiles, wantCode: 2,
 			wantErr: `tollgate quote: profile: unknown profile "nope"`},
+		{name: "an unknown profile under a partial cacheModel: the profile is the cause", stdin: dialogBody(t, map[string]any{"profile": "nope", "cacheModel": map[string]any{"granularity": 1}}),
+			profile: builtinProfiles, wantCode: 2, wantErr: `tollgate quote: profile: unknown profile "nope"`},
 		{name: "no profile and no cacheModel", stdin: dialogBody(t, map[string]any{"profile": ""}), profile: builtinProfiles, wantCode: 2,
 			wantErr: `tollgate quote: profile: is required without a "cacheModel" object`},
 		{name: "a bad cacheModel value", stdin: dialogBody(t, map[string]any{"cacheModel": map[string]any{"granularity": 0}}), profile: builtinProfiles, wantCode: 2,
