@@ -1,3 +1,7 @@
+// Package config is config.yaml: loading and validating it with viper
+// (TOLLGATE_* and flags override it), writing edits back at the node level
+// with yaml.v3 so comments and spelling survive, the profiles and the cache
+// models they resolve to, and the live Settings the guard reads.
 package config
 
 import (

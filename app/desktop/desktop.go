@@ -1,3 +1,6 @@
+// Package desktop is the window's glue: the Wails options and lifecycle,
+// the tray, desktop notifications and the export save dialog. Only main
+// runs it (wails.Run); it reaches the guard in-process.
 package desktop
 
 import (

@@ -1,3 +1,22 @@
+// Package doctor is `tollgate doctor` (and GET /v1/doctor, the
+// Integrations page's panel): it checks what a guard needs to be in place
+// and says how to fix what is not.
+//
+// Every check ends in one status:
+//
+//	ok     in place
+//	info   nothing to do (e.g. a harness that is not installed here)
+//	warn   works, but less well than it could (no tray host, no display,
+//	       no autostart, an integration not set up): never fails doctor
+//	error  something tollgate needs is missing or broken: doctor exits 1
+//
+// Only the checks marked Needed can end in error: the libraries the window
+// links (WebKitGTK 4.1, GTK 3), a valid config, a private token file, a
+// running tollgate whose api.json is fresh, a healthy database, an
+// installed integration that resolves to this binary, and an autostart
+// entry that starts an existing binary. Each warn and error carries Fix,
+// the shell command that fixes it (for an integration not set up: the
+// command that sets it up).
 package doctor
 
 import (
@@ -33,25 +52,6 @@ import (
 	"tollgate/guard/api"
 	"tollgate/storage/sqlite"
 )
-
-// `tollgate doctor` (and GET /v1/doctor, the harness.Integrations page's panel)
-// checks what a guard needs to be in place and says how to fix what is not.
-//
-// Every check ends in one status:
-//
-//	ok     in place
-//	info   nothing to do (e.g. a harness that is not installed here)
-//	warn   works, but less well than it could (no tray host, no display,
-//	       no autostart, an integration not set up): never fails doctor
-//	error  something tollgate needs is missing or broken: doctor exits 1
-//
-// Only the checks marked Needed can end in error: the libraries the window
-// links (WebKitGTK 4.1, GTK 3), a valid config, a private token file, a
-// running tollgate whose api.json is fresh, a healthy database, an
-// installed integration that resolves to this binary, and an autostart
-// entry that starts an existing binary. Each warn and error carries Fix,
-// the shell command that fixes it (for an integration not set up: the
-// command that sets it up).
 
 // Doctor statuses.
 const (

@@ -1,3 +1,9 @@
+// Package imports brings harness logs into the database: files parsed in
+// parallel by app/importer, priced with the home's profiles, stored by one
+// writer in grouped transactions with each file's offset (an import can be
+// interrupted and run again); the upload route (POST /v1/import), --watch,
+// and the fold pricing of a log behind `tollgate price`
+// (ARCHITECTURE.md, "The flow of an import").
 package imports
 
 import (

@@ -1,26 +1,5 @@
-package install
-
-import (
-	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
-	"strings"
-
-	"tollgate/app/home"
-	"tollgate/build/desktop"
-)
-
-// `tollgate install --user` puts a source build where a desktop session
-// finds it, without root:
+// Package install is `tollgate install --user`: it puts a source build
+// where a desktop session finds it, without root:
 //
 //	~/.local/bin/tollgate                                the binary (a copy of this one)
 //	$XDG_DATA_HOME/applications/tollgate.desktop         the menu entry (Exec = that copy)
@@ -42,6 +21,26 @@ import (
 // the Debian package ships. No icon or menu cache is updated: desktop
 // sessions watch ~/.local/share/applications, and a cache file would be
 // something uninstall did not write.
+package install
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"tollgate/app/home"
+	"tollgate/build/desktop"
+)
 
 // InstallPaths are where a user install goes.
 type InstallPaths struct {
