@@ -72,7 +72,22 @@ type Request struct {
 	Prices    string // JSON of the prices used
 	PricedBy  string
 	OffPeak   bool
+	// Via says where a request came from when a twin may come from the
+	// other side: ViaOTLP (a harness's live telemetry) or ViaImport (its
+	// log, read later or earlier). A request of one is matched with its
+	// twin of the other and counted once (storage/sqlite, twins.go).
+	Via string
+	// MessageUUID is the harness's own id of the response when it tells
+	// one (Claude Code: the assistant line's uuid, which its telemetry
+	// sends as message.uuid): the exact key between the two sides.
+	MessageUUID string
 }
+
+// Where a request came from, when it may have a twin (Request.Via).
+const (
+	ViaOTLP   = "otlp"
+	ViaImport = "import"
+)
 
 // StoredRequest is a committed request row.
 type StoredRequest struct {

@@ -426,6 +426,9 @@ func (p *claudeParser) assistant(l *ccLine, n int) error {
 	if i, ok := p.index[key]; ok {
 		r := p.records[i].Request
 		r.Usage = r.Usage.Max(l.usage)
+		if l.uuid != "" {
+			r.UUID = l.uuid
+		}
 		return nil
 	}
 	at, err := p.at(l)
@@ -436,7 +439,7 @@ func (p *claudeParser) assistant(l *ccLine, n int) error {
 	if purpose == PurposeConversation && l.sidechain {
 		purpose = PurposeSubagent
 	}
-	r := &Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n}
+	r := &Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n, UUID: l.uuid}
 	p.index[key] = len(p.records)
 	p.records = append(p.records, Record{Request: r})
 	continued := key == p.lastKey

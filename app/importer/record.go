@@ -55,6 +55,10 @@ type Request struct {
 	Model    string
 	Usage    pricing.Usage
 	Line     int // 1-based line of its first appearance in the file
+	// UUID is the log's own id of the response, when it has one (Claude
+	// Code: the uuid of the message's last line, which its telemetry
+	// sends as message.uuid): the key a live report of it shares.
+	UUID string
 }
 
 // Fold is one context rewrite a log shows.

@@ -626,6 +626,7 @@ func (r *importRun) price(pc *priceCache, meta storage.SessionMeta, q *importer.
 		Session: meta, RequestID: q.ID, At: q.At, Purpose: q.Purpose, Profile: q.Profile, Provider: q.Provider, Model: q.Model,
 		Usage: q.Usage,
 		Cost:  cost, Prices: pc.json, PricedBy: string(pc.by), OffPeak: pc.off,
+		Via: storage.ViaImport, MessageUUID: q.UUID, // counted once with its live report (storage/sqlite/twins.go)
 	}, nil
 }
 

@@ -199,6 +199,7 @@ type sessionTally struct {
 	upserted      bool // the session row exists; flush widens it to [minAt, maxAt]
 	minAt, maxAt  int64
 	meta          storage.SessionMeta
+	twins         int8 // 0 not asked yet, 1 no twin possible, 2 the session has rows of the other side
 }
 
 type importTx struct {
@@ -213,8 +214,8 @@ type importTx struct {
 
 const insertImportedRequest = `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
 	input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-	cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, import_key)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, import_key, via, message_uuid)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT(session_id, request_id) DO NOTHING`
 
 func storeImportTx(ctx context.Context, q *stmtTx, tx *sql.Tx, b ImportBatch) (ImportStats, error) {
@@ -316,11 +317,29 @@ func (it *importTx) request(r storage.Request) error {
 	if err := it.extendSession(t, r.Session, r.At); err != nil {
 		return err
 	}
+	// A request the harness's telemetry reported already is stored once
+	// (twins.go); the check runs only in sessions that have such rows.
+	if r.Via != "" {
+		if t.twins == 0 {
+			t.twins = 1
+			if ok, err := hasSideTx(it.ctx, it.q, r.Session.ID, r.Via); err != nil {
+				return err
+			} else if ok {
+				t.twins = 2
+			}
+		}
+		if t.twins == 2 {
+			if _, ok, err := twinTx(it.ctx, it.q, r); err != nil || ok {
+				return err
+			}
+		}
+	}
 	u := r.Usage
 	seq := t.base + t.inserted + 1
 	res, err := it.q.ExecContext(it.ctx, insertImportedRequest, r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
 		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, u.Prompt(),
-		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak), it.key)
+		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak), it.key,
+		r.Via, r.MessageUUID)
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)
 	}

@@ -96,15 +96,24 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 	// the next sequence number; a retried request id inserts nothing (the
 	// foreign key to sessions is deferred to COMMIT, so the session may be
 	// created right after).
+	// A request with a witness on the other side (twins.go) is stored once.
+	if r.Via != "" {
+		if rid, ok, err := twinTx(ctx, tx, r); err != nil || ok {
+			if err != nil {
+				return storage.StoredRequest{}, err
+			}
+			return storedRequestTx(ctx, tx, r.Session.ID, rid)
+		}
+	}
 	var seq int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
 		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak)
-		VALUES (?, ?, COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, via, message_uuid)
+		VALUES (?, ?, COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, request_id) DO NOTHING RETURNING seq`,
 		r.Session.ID, r.RequestID, r.Session.ID, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
 		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, contextTokens,
-		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak)).Scan(&seq)
+		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak), r.Via, r.MessageUUID).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID)
 	}
