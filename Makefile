@@ -15,7 +15,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # Debian packages: build (cgo: sqlite3, GTK, WebKitGTK) and tests (a real
 # browser, a real X server for the window, screenshots, clicks).
 APT_BUILD := build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev
-APT_TEST  := xvfb xauth x11-apps imagemagick chromium fonts-dejavu-core xdotool dbus-x11 zstd
+APT_TEST  := xvfb xauth x11-apps imagemagick chromium fonts-dejavu-core xdotool dbus-x11 zstd prometheus
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './frontend/node_modules/*' 2>/dev/null) go.mod go.sum

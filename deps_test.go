@@ -56,9 +56,12 @@ var depRules = []depRule{
 		external: []string{"github.com/wailsapp/wails/v2/pkg/", "fyne.io/systray", "github.com/godbus/dbus/"}},
 	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness", "app/harness/claudecode", "app/harness/reasonix",
 		"app/install", "app/desktop/sessionbus", "guard/api", "storage/sqlite", "build/desktop"}, external: []string{"github.com/godbus/dbus/"}},
+	// OpenTelemetry in (OTLP receiver) and out (Prometheus, OTLP push).
+	{pattern: "app/telemetry", module: []string{"app/config", "app/home", "guard", "guard/api", "storage", "pricing"},
+		external: []string{"go.opentelemetry.io/", "github.com/prometheus/"}},
 	// The composition root: everything but the window and the commands.
 	{pattern: "app", module: []string{"app/config", "app/doctor", "app/harness", "app/harness/claudecode", "app/home", "app/imports",
-		"app/sim", "guard", "guard/api", "guard/client", "storage", "storage/sqlite", "pricing"}},
+		"app/sim", "app/telemetry", "guard", "guard/api", "guard/client", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).
 	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/harness", "app/harness/claudecode", "app/harness/reasonix",

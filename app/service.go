@@ -26,6 +26,7 @@ import (
 	"tollgate/app/home"
 	"tollgate/app/imports"
 	"tollgate/app/sim"
+	"tollgate/app/telemetry"
 	"tollgate/guard"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
@@ -62,6 +63,9 @@ type Service struct {
 	serveErr chan error
 	raise    func()
 	raiseMu  sync.Mutex
+
+	// telemetry receives the harnesses' OTLP exports.
+	telemetry *telemetry.Receiver
 
 	// background is cancelled by Close: work the service started on its
 	// own (a simulated session) stops with it.
@@ -127,6 +131,8 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		serveErr: make(chan error, 1),
 	}
 	s.background, s.stopWork = context.WithCancel(context.Background())
+	s.telemetry = &telemetry.Receiver{Store: db, Settings: s.settings, Log: log,
+		Publish: func(event string, data any) { s.Server.Publish(event, data) }}
 	srv, err := guard.NewServer(ctx, guard.Options{
 		Version:      opts.Version,
 		Assets:       opts.Assets,
@@ -186,6 +192,8 @@ func (s *Service) routes() []guard.Route {
 			}}},
 		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
 		{Pattern: claudecode.HookRoute, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
+		{Pattern: telemetry.LogsRoute, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Logs()},
+		{Pattern: telemetry.MetricsRoute, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Metrics()},
 	}
 }
 

@@ -204,6 +204,15 @@ func (s *Server) routes() {
 		}
 	}
 	m.HandleFunc("/v1/", s.handleUnrouted)
+	m.HandleFunc("/otlp/", s.handleUnrouted)
+}
+
+// authenticated says whether a path is served by the authenticated chain:
+// the API, the OpenTelemetry receiver a harness exports to (/otlp/v1/logs,
+// /otlp/v1/metrics: the harness sends the same bearer token), and the
+// Prometheus scrape (/metrics, with authorization.credentials_file).
+func authenticated(path string) bool {
+	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/otlp/") || path == "/metrics"
 }
 
 // handleUnrouted answers what no route takes: 405 with Allow when the path
@@ -213,7 +222,7 @@ func (s *Server) handleUnrouted(w http.ResponseWriter, r *http.Request) {
 	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = method
-		if _, pattern := s.mux.Handler(probe); pattern != "/v1/" && pattern != "" {
+		if _, pattern := s.mux.Handler(probe); pattern != "/v1/" && pattern != "/otlp/" && pattern != "" {
 			allowed = append(allowed, method)
 		}
 	}
@@ -230,7 +239,7 @@ func (s *Server) Handler() http.Handler {
 	api := s.auth.authenticate(s.limitBody(s.mux))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case strings.HasPrefix(r.URL.Path, "/v1/"):
+		case authenticated(r.URL.Path):
 			api.ServeHTTP(w, r)
 		case r.URL.Path == "/login":
 			if r.Method != http.MethodGet {

@@ -1,0 +1,97 @@
+package telemetry_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+
+	"tollgate/app"
+	"tollgate/app/apptest"
+)
+
+// importTranscript imports the real transcript under its session's name,
+// through the UI's Import (POST /v1/import with paths).
+func importTranscript(t *testing.T, svc *app.Service) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "4897f198-fe19-43da-991d-b640a926e928.jsonl")
+	if err := os.WriteFile(path, readShared(t, "claude-code-2.1.332-transcript.jsonl"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, raw := postJSON(t, svc, "/v1/import", map[string]any{"paths": []string{path}, "harness": "claude-code"}, nil); st != http.StatusOK {
+		t.Fatalf("import: %d %s", st, raw)
+	}
+}
+
+// withoutUUID drops the assistant_response events: the match must then
+// rest on session, time and token figures alone.
+func withoutUUID(t *testing.T, body []byte) []byte {
+	t.Helper()
+	req := plogotlp.NewExportRequest()
+	if err := req.UnmarshalJSON(body); err != nil {
+		t.Fatal(err)
+	}
+	req.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(l plog.LogRecord) bool {
+		return l.Body().Str() == "claude_code.assistant_response"
+	})
+	b, _ := req.MarshalJSON()
+	return b
+}
+
+// A request received live and the same request imported later from the
+// transcript (or imported first, then received) is one request — by the
+// transcript line's uuid when the assistant_response event names it, by
+// session, time and figures when it does not; and importing again, or a
+// retried export, still adds nothing.
+func TestLiveAndImportedAreOneRequest(t *testing.T) {
+	events := readShared(t, "claude-code-2.1.332-logs.json")
+	for _, c := range []struct {
+		name       string
+		events     []byte
+		importHead bool
+	}{
+		{"live then import, by uuid", events, false},
+		{"import then live, by uuid", events, true},
+		{"live then import, by figures", withoutUUID(t, events), false},
+		{"import then live, by figures", withoutUUID(t, events), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			svc, _ := apptest.Start(t, "")
+			live := func() {
+				if st, raw := send(t, svc, "/otlp/v1/logs", "application/json", c.events); st != http.StatusOK {
+					t.Fatalf("OTLP: %d %s", st, raw)
+				}
+			}
+			if c.importHead {
+				importTranscript(t, svc)
+				live()
+			} else {
+				live()
+				importTranscript(t, svc)
+			}
+			first := session(t, svc, realSession)
+			if first.Requests != 1 || first.Tokens.Input != 21546 || first.Tokens.Output != 8 {
+				t.Fatalf("%+v", first)
+			}
+			// Again, both ways.
+			importTranscript(t, svc)
+			live()
+			if s := session(t, svc, realSession); s.Requests != 1 || s.CostUSD != first.CostUSD || s.Tokens != first.Tokens {
+				t.Fatalf("after repeating both: %+v", s)
+			}
+			if n := sessionCount(t, svc); n != 1 {
+				t.Fatalf("%d sessions", n)
+			}
+			var uuid string
+			if err := svc.DB.SQL().QueryRow(`SELECT message_uuid FROM requests`).Scan(&uuid); err != nil {
+				t.Fatal(err)
+			}
+			if uuid != realUUID {
+				t.Fatalf("stored uuid %q, want the transcript line's %s", uuid, realUUID)
+			}
+		})
+	}
+}
