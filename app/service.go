@@ -52,6 +52,8 @@ type Service struct {
 	DB     *sqlite.DB
 	Server *guard.Server
 	URL    string
+	// MetricsURL is the --metrics-listen page ("" without).
+	MetricsURL string
 
 	log      *slog.Logger
 	settings *config.Settings
@@ -64,8 +66,11 @@ type Service struct {
 	raise    func()
 	raiseMu  sync.Mutex
 
-	// telemetry receives the harnesses' OTLP exports.
+	// telemetry receives the harnesses' OTLP exports; figures are what
+	// the exports (Prometheus, OTLP push) count.
 	telemetry *telemetry.Receiver
+	figures   *telemetry.Figures
+	metrics   *http.Server // --metrics-listen, nil without
 
 	// background is cancelled by Close: work the service started on its
 	// own (a simulated session) stops with it.
@@ -133,6 +138,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	s.background, s.stopWork = context.WithCancel(context.Background())
 	s.telemetry = &telemetry.Receiver{Store: db, Settings: s.settings, Log: log,
 		Publish: func(event string, data any) { s.Server.Publish(event, data) }}
+	s.figures = &telemetry.Figures{Source: db, Receiver: s.telemetry, Armed: func() bool { return s.Server.Armed() }}
 	srv, err := guard.NewServer(ctx, guard.Options{
 		Version:      opts.Version,
 		Assets:       opts.Assets,
@@ -161,6 +167,12 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	go func() { s.serveErr <- s.http.Serve(ln) }()
+	if cfg.MetricsListen != "" {
+		if err := s.serveMetrics(cfg.MetricsListen); err != nil {
+			s.http.Close()
+			return nil, err
+		}
+	}
 
 	// The listener is accepting (Serve runs on a bound socket): publish it.
 	if err := home.WriteAPIInfo(opts.Home, home.APIInfo{URL: url, Token: token, PID: os.Getpid(), Version: opts.Version, Desktop: opts.Desktop}); err != nil {
@@ -170,6 +182,21 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	ok = true
 	log.Info("tollgate listening", "url", url, "home", opts.Home)
 	return s, nil
+}
+
+// serveMetrics serves the Prometheus page, and only it, on a loopback
+// address without a token (--metrics-listen).
+func (s *Service) serveMetrics(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--metrics-listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(telemetry.MetricsRoute, s.figures.PrometheusHandler())
+	s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.MetricsURL = "http://" + ln.Addr().String() + "/metrics"
+	go s.metrics.Serve(ln)
+	return nil
 }
 
 // endpoint reaches this tollgate in-process, through the same handler
@@ -193,7 +220,8 @@ func (s *Service) routes() []guard.Route {
 		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
 		{Pattern: claudecode.HookRoute, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
 		{Pattern: telemetry.LogsRoute, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Logs()},
-		{Pattern: telemetry.MetricsRoute, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Metrics()},
+		{Pattern: telemetry.OTLPMetricsRoute, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Metrics()},
+		{Pattern: telemetry.MetricsRoute, Handler: s.figures.PrometheusHandler()},
 	}
 }
 
@@ -274,6 +302,9 @@ func (s *Service) Close(ctx context.Context) error {
 		err = nil // what is left is closed below; that is the plan, not a failure
 	}
 	s.http.Close()
+	if s.metrics != nil {
+		s.metrics.Close()
+	}
 	if cerr := s.DB.Close(); err == nil {
 		err = cerr
 	}

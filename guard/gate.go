@@ -69,6 +69,10 @@ func (s *Server) integrations() []api.Integration {
 }
 
 // armed: a live engine lease, or an installed, verified hook.
+// Armed says whether the guard is armed now (the pill's "not armed"
+// otherwise): the exports' tollgate_armed.
+func (s *Server) Armed() bool { return s.armed(s.engines.live()) }
+
 func (s *Server) armed(engines int) bool {
 	if engines > 0 {
 		return true

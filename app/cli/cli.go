@@ -84,6 +84,7 @@ type CommonFlags struct {
 	Listen         string
 	InsecureListen bool
 	Mode           string
+	MetricsListen  string
 }
 
 // Register adds --home, --listen, --insecure-listen and --mode to fs.
@@ -93,6 +94,7 @@ func (c *CommonFlags) Register(fs *flag.FlagSet, withListen bool) {
 		fs.StringVar(&c.Listen, "listen", "", "API `ADDR`ess (default from config, 127.0.0.1:47631; port 0 = any free port)")
 		fs.BoolVar(&c.InsecureListen, "insecure-listen", false, "allow a non-loopback --listen address")
 		fs.StringVar(&c.Mode, "mode", "", "global `MODE` for this run: ask, auto or off (default from config)")
+		fs.StringVar(&c.MetricsListen, "metrics-listen", "", "also serve the Prometheus page without a token on this loopback `ADDR`ess (e.g. 127.0.0.1:9464)")
 	}
 }
 
@@ -108,6 +110,8 @@ func (c *CommonFlags) Flags(fs *flag.FlagSet) config.Flags {
 			f.InsecureListen = &v
 		case "mode":
 			f.Mode = strings.ToLower(c.Mode)
+		case "metrics-listen":
+			f.MetricsListen = c.MetricsListen
 		}
 	})
 	return f

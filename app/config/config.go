@@ -41,6 +41,9 @@ type Config struct {
 	File           string // <home>/config.yaml
 	Listen         string
 	InsecureListen bool
+	// MetricsListen is a loopback host:port serving the Prometheus page
+	// without a token ("" = none; the API listener's /metrics needs it).
+	MetricsListen  string
 	AskTimeout     time.Duration
 	Mode           string
 	DefaultProfile string
@@ -55,6 +58,7 @@ type Flags struct {
 	Listen         string
 	InsecureListen *bool
 	Mode           string
+	MetricsListen  string
 }
 
 // ConfigError is a configuration value that cannot be used. Its message names
@@ -146,6 +150,9 @@ func LoadConfig(dir string, flags Flags) (*Config, error) {
 	if flags.Mode != "" {
 		v.Set("mode", flags.Mode)
 	}
+	if flags.MetricsListen != "" {
+		v.Set("metricsListen", flags.MetricsListen)
+	}
 
 	cfg := &Config{Home: dir, File: file}
 	bad := func(key string, value any, why string) error {
@@ -155,6 +162,16 @@ func LoadConfig(dir string, flags Flags) (*Config, error) {
 	cfg.Listen = strings.TrimSpace(v.GetString("listen"))
 	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
 		return nil, bad("listen", cfg.Listen, "want host:port, e.g. 127.0.0.1:47631")
+	}
+	if ml := strings.TrimSpace(v.GetString("metricsListen")); ml != "" {
+		host, _, err := net.SplitHostPort(ml)
+		if err != nil {
+			return nil, bad("metricsListen", ml, "want a loopback host:port, e.g. 127.0.0.1:9464")
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return nil, bad("metricsListen", ml, "the page has no token: it listens on loopback only (127.0.0.1, ::1 or localhost)")
+		}
+		cfg.MetricsListen = ml
 	}
 	insecure := v.Get("insecureListen")
 	switch b := insecure.(type) {

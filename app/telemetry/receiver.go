@@ -25,8 +25,8 @@ import (
 // (OTEL_EXPORTER_OTLP_ENDPOINT=<tollgate>/otlp: the SDKs append /v1/logs
 // and /v1/metrics).
 const (
-	LogsRoute    = "POST /otlp/v1/logs"
-	MetricsRoute = "POST /otlp/v1/metrics"
+	LogsRoute        = "POST /otlp/v1/logs"
+	OTLPMetricsRoute = "POST /otlp/v1/metrics"
 	// BodyLimit bounds an export as sent (compressed or not); maxDecoded
 	// bounds it after gzip. The SDKs send batches of at most 512 records,
 	// a few hundred KiB.
@@ -60,6 +60,17 @@ func (rc *Receiver) LastEvent(harness string) (time.Time, bool) {
 	defer rc.mu.Unlock()
 	t, ok := rc.last[harness]
 	return t, ok
+}
+
+// lastEvents copies the newest event time of every harness.
+func (rc *Receiver) lastEvents() map[string]time.Time {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := make(map[string]time.Time, len(rc.last))
+	for h, t := range rc.last {
+		out[h] = t
+	}
+	return out
 }
 
 func (rc *Receiver) now() time.Time {
@@ -245,7 +256,7 @@ func (rc *Receiver) store(w http.ResponseWriter, ctx context.Context, rs []stora
 	return true
 }
 
-// Metrics serves MetricsRoute. The harnesses' metrics are aggregates of
+// Metrics serves OTLPMetricsRoute. The harnesses' metrics are aggregates of
 // the events Logs records (claude_code.token.usage sums api_request's
 // counts), so they are decoded, checked and acknowledged, not stored:
 // the per-request events are the record.

@@ -1,0 +1,60 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"tollgate/storage"
+)
+
+// Totals sums every stored request by the session's harness and the
+// request's model (the exports' counters).
+func (db *DB) Totals(ctx context.Context) ([]storage.Totals, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT s.harness, r.model, COUNT(*),
+		SUM(r.input), SUM(r.cache_read), SUM(r.cache_write), SUM(r.cache_write_1h), SUM(r.output), SUM(r.cost_usd)
+		FROM requests r JOIN sessions s ON s.id = r.session_id
+		GROUP BY s.harness, r.model ORDER BY s.harness, r.model`)
+	if err != nil {
+		return nil, fmt.Errorf("summing requests: %w", err)
+	}
+	defer rows.Close()
+	var out []storage.Totals
+	for rows.Next() {
+		var t storage.Totals
+		if err := rows.Scan(&t.Harness, &t.Model, &t.Requests, &t.Tokens.Input, &t.Tokens.CacheRead, &t.Tokens.CacheWrite,
+			&t.Tokens.CacheWrite1h, &t.Tokens.Output, &t.CostUSD); err != nil {
+			return nil, fmt.Errorf("reading sums: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading sums: %w", err)
+	}
+	return out, nil
+}
+
+// RewriteTotals counts every rewrite by the session's harness and its
+// decision, with the predicted cold tokens of the declined ones (what
+// /v1/spend calls avoidedColdTokens).
+func (db *DB) RewriteTotals(ctx context.Context) ([]storage.RewriteTotals, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT s.harness, CASE WHEN w.decision = '' THEN 'pending' ELSE w.decision END AS d, COUNT(*),
+		SUM(CASE WHEN w.decision = 'decline' THEN COALESCE(w.predicted_cold, 0) ELSE 0 END)
+		FROM rewrites w JOIN sessions s ON s.id = w.session_id
+		GROUP BY s.harness, d ORDER BY s.harness, d`)
+	if err != nil {
+		return nil, fmt.Errorf("counting rewrites: %w", err)
+	}
+	defer rows.Close()
+	var out []storage.RewriteTotals
+	for rows.Next() {
+		var t storage.RewriteTotals
+		if err := rows.Scan(&t.Harness, &t.Decision, &t.Rewrites, &t.AvoidedColdTokens); err != nil {
+			return nil, fmt.Errorf("reading rewrite counts: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading rewrite counts: %w", err)
+	}
+	return out, nil
+}
