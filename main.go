@@ -44,6 +44,8 @@ usage:
   tollgate price FILE [--fold N]                     predicted vs billed cold tokens of each fold in a log
   tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
   tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
+  tollgate telemetry claude-code [--install|--uninstall]
+                                                     point Claude Code's OpenTelemetry export at tollgate (live usage)
   tollgate doctor [--home DIR] [--json]              check what the guard needs; prints the fix for each problem
   tollgate install --user [--autostart] [--uninstall]
                                                      install this binary, menu entry and icons for this user
@@ -56,6 +58,7 @@ Common flags:
   --listen ADDR        API address (default 127.0.0.1:47631; port 0 picks a free port)
   --insecure-listen    allow a non-loopback --listen address
   --mode MODE          global mode for this run: ask, auto or off
+  --metrics-listen ADDR  also serve the Prometheus page without a token on this loopback address
 `
 
 func main() {
@@ -107,9 +110,10 @@ var verbs = map[string]func(ctx context.Context, args []string, stdio cli.IO) er
 	"simulate": func(ctx context.Context, args []string, stdio cli.IO) error {
 		return cli.Simulate(ctx, args, stdio, version)
 	},
-	"import": cli.Import,
-	"price":  cli.Price,
-	"hook":   cli.Hook,
+	"import":    cli.Import,
+	"price":     cli.Price,
+	"hook":      cli.Hook,
+	"telemetry": cli.Telemetry,
 	"ext": func(ctx context.Context, args []string, stdio cli.IO) error {
 		return cli.Ext(ctx, args, stdio, version)
 	},

@@ -151,7 +151,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		Pricer:       guardPricer{s.settings},
 		Reprice:      s.reprice,
 		Routes:       s.routes(),
-		Integrations: func() []api.Integration { return harness.Integrations(opts.Home) },
+		Integrations: func() []api.Integration { return s.integrations() },
 		OnRaise:      s.onRaise(opts.Desktop),
 		OnQuestion:   s.onRaise(opts.Desktop),
 		Logger:       log,
@@ -182,6 +182,26 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	ok = true
 	log.Info("tollgate listening", "url", url, "home", opts.Home)
 	return s, nil
+}
+
+// integrations are the harness integrations, each saying when its
+// telemetry last arrived (a harness that only exports telemetry is listed
+// too; telemetry never arms the guard: it reports, it does not ask).
+func (s *Service) integrations() []api.Integration {
+	out := harness.Integrations(s.Home)
+	seen := map[string]bool{}
+	for i := range out {
+		seen[out[i].Name] = true
+		if t, ok := s.telemetry.LastEvent(out[i].Name); ok {
+			out[i].Detail += "; receiving telemetry (last event " + t.Local().Format("2006-01-02 15:04:05") + ")"
+		}
+	}
+	for _, h := range []string{telemetry.HarnessClaudeCode, telemetry.HarnessCodex, telemetry.HarnessGemini} {
+		if t, ok := s.telemetry.LastEvent(h); ok && !seen[h] {
+			out = append(out, api.Integration{Name: h, Detail: "receiving telemetry (last event " + t.Local().Format("2006-01-02 15:04:05") + ")"})
+		}
+	}
+	return out
 }
 
 // serveMetrics serves the Prometheus page, and only it, on a loopback
