@@ -19,8 +19,9 @@ import (
 //     retried export, a re-imported file);
 //  2. a row of the other side with the same message uuid (Claude Code's
 //     assistant line uuid, which its telemetry sends as message.uuid);
-//  3. an unmatched row of the other side with the same five token counts,
-//     within witnessWindow. Uuids are not compared here: a message
+//  3. the earliest unmatched row of the other side with the same five
+//     token counts within witnessWindow (so identical requests pair up in
+//     order). Uuids are not compared here: a message
 //     streamed in several lines has one per line, and which one the
 //     telemetry names is Claude Code's choice.
 //
@@ -50,13 +51,13 @@ func findTwinTx(ctx context.Context, q querier, r storage.Request) (int64, strin
 		}
 		return err == nil, err
 	}
-	ok, err := scan(q.QueryRowContext(ctx, `SELECT id, request_id FROM requests WHERE session_id = ? AND twin = ? AND via = ? LIMIT 1`,
+	ok, err := scan(q.QueryRowContext(ctx, `SELECT id, request_id FROM requests INDEXED BY requests_twin WHERE session_id = ? AND twin = ? AND twin <> '' AND via = ? AND via <> '' LIMIT 1`,
 		r.Session.ID, r.RequestID, other).Scan(&id, &rid))
 	if err != nil || ok {
 		return id, rid, ok, err
 	}
 	if r.MessageUUID != "" {
-		ok, err := scan(q.QueryRowContext(ctx, `SELECT id, request_id FROM requests WHERE session_id = ? AND message_uuid = ? AND via = ? LIMIT 1`,
+		ok, err := scan(q.QueryRowContext(ctx, `SELECT id, request_id FROM requests INDEXED BY requests_message_uuid WHERE session_id = ? AND message_uuid = ? AND message_uuid <> '' AND via = ? AND via <> '' LIMIT 1`,
 			r.Session.ID, r.MessageUUID, other).Scan(&id, &rid))
 		if err != nil || ok {
 			return id, rid, ok, err
@@ -64,13 +65,22 @@ func findTwinTx(ctx context.Context, q querier, r storage.Request) (int64, strin
 	}
 	at, u := r.At.UnixMilli(), r.Usage
 	w := witnessWindow.Milliseconds()
-	ok, err = scan(q.QueryRowContext(ctx, `SELECT id, request_id FROM requests
-		WHERE session_id = ? AND via = ? AND at BETWEEN ? AND ? AND twin = ''
-		  AND input = ? AND cache_read = ? AND cache_write = ? AND cache_write_1h = ? AND output = ?
-		ORDER BY ABS(at - ?), id LIMIT 1`,
-		r.Session.ID, other, at-w, at+w, u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, at).Scan(&id, &rid))
-	return id, rid, ok, err
+	// The earliest unmatched one in the window (the index walks in time
+	// order): two requests with the same figures pair up in order.
+	err = q.QueryRowContext(ctx, `SELECT id, request_id FROM requests INDEXED BY requests_via_figures
+		WHERE session_id = ? AND via = ? AND via <> '' AND input = ? AND output = ? AND at BETWEEN ? AND ?
+		  AND twin = '' AND cache_read = ? AND cache_write = ? AND cache_write_1h = ? LIMIT 1`,
+		r.Session.ID, other, u.Input, u.Output, at-w, at+w, u.CacheRead, u.CacheWrite, u.CacheWrite1h).Scan(&id, &rid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	return id, rid, err == nil, err
 }
+
+// The "<> ''" terms let SQLite use the partial indexes of migration 0007
+// (it cannot prove that a bound parameter is not empty), and INDEXED BY
+// keeps it from preferring requests_at: without statistics it walked the
+// whole time window of the session's rows on every request received.
 
 // twinTx matches r with its twin, if stored, and marks the pair.
 func twinTx(ctx context.Context, q querier, r storage.Request) (string, bool, error) {
@@ -93,7 +103,7 @@ func twinTx(ctx context.Context, q querier, r storage.Request) (string, bool, er
 // per row.
 func hasSideTx(ctx context.Context, q querier, session, via string) (bool, error) {
 	var n int
-	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM requests WHERE session_id = ? AND via = ?)`, session, otherSide(via)).Scan(&n)
+	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM requests INDEXED BY requests_via_figures WHERE session_id = ? AND via = ? AND via <> '')`, session, otherSide(via)).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("reading session %q: %w", session, err)
 	}

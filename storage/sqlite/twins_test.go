@@ -42,7 +42,7 @@ func TestTwinsMatchOneToOne(t *testing.T) {
 	}
 	st, err := db.RecordRequests(ctx, []storage.Request{imported("msg_1", at.Add(-time.Second))})
 	if err != nil || !st[0].Duplicate || st[0].RequestID != "otel:a" {
-		t.Fatalf("%+v %v: want the nearer live request", st, err)
+		t.Fatalf("%+v %v: want the earliest live request", st, err)
 	}
 	if n := total(); n != 2 {
 		t.Fatalf("%d requests", n)

@@ -8,6 +8,6 @@
 ALTER TABLE requests ADD COLUMN via TEXT NOT NULL DEFAULT '';
 ALTER TABLE requests ADD COLUMN message_uuid TEXT NOT NULL DEFAULT '';
 ALTER TABLE requests ADD COLUMN twin TEXT NOT NULL DEFAULT '';
-CREATE INDEX requests_via_at ON requests(session_id, via, at) WHERE via <> '';
+CREATE INDEX requests_via_figures ON requests(session_id, via, input, output, at) WHERE via <> '';
 CREATE INDEX requests_message_uuid ON requests(session_id, message_uuid) WHERE message_uuid <> '';
 CREATE INDEX requests_twin ON requests(session_id, twin) WHERE twin <> '';
