@@ -71,6 +71,7 @@ type Service struct {
 	telemetry *telemetry.Receiver
 	figures   *telemetry.Figures
 	metrics   *http.Server // --metrics-listen, nil without
+	stopPush  func(context.Context) error
 
 	// background is cancelled by Close: work the service started on its
 	// own (a simulated session) stops with it.
@@ -171,6 +172,18 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		if err := s.serveMetrics(cfg.MetricsListen); err != nil {
 			s.http.Close()
 			return nil, err
+		}
+	}
+
+	// export.otlp (or OTEL_EXPORTER_OTLP_*): push the figures to a team's
+	// collector. A collector that is down costs a log line, never a start.
+	push := telemetry.PushOptions{Endpoint: cfg.ExportOTLP.Endpoint, Headers: cfg.ExportOTLP.Headers, Interval: cfg.ExportOTLP.Interval,
+		User: cfg.ExportOTLP.User, Version: opts.Version, Self: url}
+	if telemetry.PushConfigured(push) {
+		if stop, err := s.figures.Push(ctx, push); err != nil {
+			log.Error("OTLP metric export not started", "err", err)
+		} else {
+			s.stopPush = stop
 		}
 	}
 
@@ -313,6 +326,13 @@ func (s *Service) reprice(ctx context.Context, session string) (int64, int64, er
 // ends first), then closes every connection still open.
 func (s *Service) Close(ctx context.Context) error {
 	s.stopWork()
+	if s.stopPush != nil { // the last figures go out before the database closes
+		pushCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if err := s.stopPush(pushCtx); err != nil {
+			s.log.Warn("OTLP metric export: the last push failed", "err", err)
+		}
+		cancel()
+	}
 	home.RemoveAPIInfo(s.Home, os.Getpid())
 	s.Server.Close()
 	graceCtx, cancel := context.WithTimeout(ctx, shutdownGrace)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -47,9 +48,21 @@ type Config struct {
 	AskTimeout     time.Duration
 	Mode           string
 	DefaultProfile string
+	// ExportOTLP pushes the exports' figures to an OpenTelemetry collector
+	// (export.otlp in config.yaml); zero: not configured here.
+	ExportOTLP ExportOTLP
 	// Profiles holds the raw keys of every profile, lower-cased by viper;
 	// ProfileKeys turns them into a cache model on top of the built-in prices.
 	Profiles map[string]map[string]any
+}
+
+// ExportOTLP is export.otlp: where and how often to push the figures, and
+// the user.id label that lets a team split them by developer.
+type ExportOTLP struct {
+	Endpoint string            // base URL (http://collector:4318); /v1/metrics is appended
+	Headers  map[string]string // e.g. an Authorization header
+	Interval time.Duration     // default 60s
+	User     string            // user.id (default $TOLLGATE_USER)
 }
 
 // Flags are the command-line values that override the file and environment.
@@ -195,6 +208,27 @@ func LoadConfig(dir string, flags Flags) (*Config, error) {
 		return nil, bad("askTimeout", rawTimeout, "want a positive duration such as 120s or 2m")
 	}
 	cfg.AskTimeout = timeout
+
+	if ep := strings.TrimSpace(v.GetString("export.otlp.endpoint")); ep != "" {
+		u, err := url.Parse(ep)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, bad("export.otlp.endpoint", ep, "want the collector's OTLP/HTTP base URL, e.g. http://127.0.0.1:4318")
+		}
+		cfg.ExportOTLP.Endpoint = strings.TrimSuffix(ep, "/")
+	}
+	cfg.ExportOTLP.Headers = v.GetStringMapString("export.otlp.headers")
+	cfg.ExportOTLP.Interval = 60 * time.Second
+	if raw := v.Get("export.otlp.interval"); raw != nil {
+		d, err := parseDuration(raw)
+		if err != nil || d < time.Second {
+			return nil, bad("export.otlp.interval", raw, "want a duration of at least 1s, such as 60s")
+		}
+		cfg.ExportOTLP.Interval = d
+	}
+	cfg.ExportOTLP.User = strings.TrimSpace(v.GetString("export.otlp.user"))
+	if cfg.ExportOTLP.User == "" {
+		cfg.ExportOTLP.User = strings.TrimSpace(os.Getenv("TOLLGATE_USER"))
+	}
 
 	cfg.Mode = strings.ToLower(strings.TrimSpace(v.GetString("mode")))
 	if !ValidMode(cfg.Mode) {
