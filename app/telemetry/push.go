@@ -57,7 +57,7 @@ func PushConfigured(o PushOptions) bool {
 // counts them.
 const (
 	MetricTokenUsage = "gen_ai.client.token.usage"
-	MetricCost       = "tollgate.cost"
+	MetricCost       = "tollgate.cost.usd"
 	MetricRequests   = "tollgate.requests"
 	MetricRewrites   = "tollgate.rewrites"
 	MetricAvoided    = "tollgate.cold_tokens.avoided"
