@@ -189,6 +189,12 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 
 	// The listener is accepting (Serve runs on a bound socket): publish it.
 	if err := home.WriteAPIInfo(opts.Home, home.APIInfo{URL: url, Token: token, PID: os.Getpid(), Version: opts.Version, Desktop: opts.Desktop}); err != nil {
+		if s.stopPush != nil {
+			s.stopPush(context.Background())
+		}
+		if s.metrics != nil {
+			s.metrics.Close()
+		}
 		s.http.Close()
 		return nil, fmt.Errorf("writing %s: %w", home.APIFilePath(opts.Home), err)
 	}
