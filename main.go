@@ -44,7 +44,7 @@ usage:
   tollgate price FILE [--fold N]                     predicted vs billed cold tokens of each fold in a log
   tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
   tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
-  tollgate telemetry claude-code [--install|--uninstall]
+  tollgate telemetry claude-code|codex|gemini [--install|--uninstall]
                                                      point Claude Code's OpenTelemetry export at tollgate (live usage)
   tollgate doctor [--home DIR] [--json]              check what the guard needs; prints the fix for each problem
   tollgate install --user [--autostart] [--uninstall]

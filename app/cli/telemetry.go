@@ -12,19 +12,70 @@ import (
 	"tollgate/app/home"
 )
 
-// Telemetry is `tollgate telemetry claude-code [--install|--uninstall]`:
+// Telemetry is `tollgate telemetry claude-code [--install|--uninstall]`
+// (and `tollgate telemetry codex|gemini`, printed only):
 // the settings that make a harness export its per-request usage to
 // tollgate over OTLP (ARCHITECTURE.md, "Telemetry"), printed, or written
 // into its settings.
 func Telemetry(ctx context.Context, args []string, stdio IO) error {
 	if len(args) == 0 {
-		return usagef("usage: tollgate telemetry claude-code [--install|--uninstall] [--protocol http/json|http/protobuf]")
+		return usagef("usage: tollgate telemetry claude-code [--install|--uninstall] [--protocol http/json|http/protobuf] | codex | gemini")
 	}
 	switch args[0] {
 	case "claude-code", "claude":
 		return telemetryClaudeCode(args[1:], stdio)
+	case "codex", "gemini":
+		return telemetryPrint(args[0], args[1:], stdio)
 	}
-	return usagef("tollgate telemetry: unknown harness %q (want claude-code)", args[0])
+	return usagef("tollgate telemetry: unknown harness %q (want claude-code, codex or gemini)", args[0])
+}
+
+// telemetryPrint prints the settings for Codex (its config.toml [otel]
+// block) and Gemini CLI (its GEMINI_TELEMETRY_* variables), from their
+// documentation: unlike Claude Code's, they were not run against tollgate
+// here, and tollgate does not rewrite their files.
+func telemetryPrint(harness string, args []string, stdio IO) error {
+	fset, common := newFlags("telemetry "+harness, stdio, false)
+	if err := parse(fset, args); err != nil {
+		return err
+	}
+	dir, err := resolveHome(common)
+	if err != nil {
+		return err
+	}
+	url, err := telemetryURL(dir)
+	if err != nil {
+		return err
+	}
+	token, err := home.LoadOrCreateToken(dir)
+	if err != nil {
+		return err
+	}
+	switch harness {
+	case "codex":
+		fmt.Fprintf(stdio.Stdout, `# Codex → tollgate over OpenTelemetry: add to ~/.codex/config.toml
+# (from Codex's documentation; not yet run against tollgate here)
+[otel.exporter."otlp-http"]
+endpoint = %q
+protocol = "binary"
+
+[otel.exporter."otlp-http".headers]
+"authorization" = %q
+`, url+"/otlp/v1/logs", "Bearer "+token)
+	case "gemini":
+		env := map[string]string{
+			"GEMINI_TELEMETRY_ENABLED":       "true",
+			"GEMINI_TELEMETRY_TARGET":        "local",
+			"GEMINI_TELEMETRY_OTLP_ENDPOINT": url + "/otlp",
+			"GEMINI_TELEMETRY_OTLP_PROTOCOL": "http",
+			"OTEL_EXPORTER_OTLP_HEADERS":     "Authorization=Bearer " + token,
+		}
+		fmt.Fprintln(stdio.Stdout, "# Gemini CLI → tollgate over OpenTelemetry (from Gemini CLI's documentation; not yet run against tollgate here)")
+		for _, k := range claudecode.EnvKeys(env) {
+			fmt.Fprintf(stdio.Stdout, "export %s=%s\n", k, home.ShellQuote(env[k]))
+		}
+	}
+	return nil
 }
 
 func telemetryClaudeCode(args []string, stdio IO) error {

@@ -124,6 +124,19 @@ func TestTelemetryClaudeCode(t *testing.T) {
 	if err := Telemetry(context.Background(), []string{"claude-code", "--protocol", "grpc"}, stdio); Exit(err, &errb) != 2 {
 		t.Fatalf("grpc: %v", err)
 	}
+	// Codex and Gemini CLI: printed, pointing at the running tollgate.
+	for h, want := range map[string]string{
+		"codex":  `endpoint = "` + svc.URL + `/otlp/v1/logs"`,
+		"gemini": `export GEMINI_TELEMETRY_OTLP_ENDPOINT=` + svc.URL + `/otlp`,
+	} {
+		out.Reset()
+		if err := Telemetry(context.Background(), []string{h, "--home", dir}, stdio); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "Bearer "+svc.Token()) {
+			t.Fatalf("%s: %s", h, out.String())
+		}
+	}
 }
 
 func get(t *testing.T, url, token string, out any) (int, []byte) {
