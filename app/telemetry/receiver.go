@@ -45,8 +45,6 @@ type Receiver struct {
 	Settings *config.Settings
 	// Publish sends an event to the UI (the guard's event stream); nil: none.
 	Publish func(event string, data any)
-	// Recorded, when set, sees every request stored (the metrics).
-	Recorded func(storage.Request)
 	Log      *slog.Logger
 	Now      func() time.Time
 
@@ -239,12 +237,9 @@ func (rc *Receiver) store(w http.ResponseWriter, ctx context.Context, rs []stora
 		api.WriteError(w, http.StatusServiceUnavailable, "", "storing the requests: "+err.Error())
 		return false
 	}
-	for i, st := range stored {
+	for _, st := range stored {
 		if st.Duplicate {
 			continue
-		}
-		if rc.Recorded != nil {
-			rc.Recorded(rs[i])
 		}
 		if rc.Publish != nil {
 			rc.Publish(guard.EventRequestRecord, api.RequestRecorded{
