@@ -70,6 +70,14 @@ type Batch struct {
 	// per harness (for the Integrations page's "receiving telemetry").
 	Events int
 	Last   map[string]time.Time
+	// Links name the transcript line of a request received in an earlier
+	// export (its assistant_response came in this one).
+	Links []Link
+}
+
+// Link is a message uuid for a request already received.
+type Link struct {
+	Session, RequestID, UUID string
 }
 
 // maxIDLen bounds the strings taken into ids.
@@ -140,13 +148,20 @@ func Requests(logs plog.Logs, now time.Time) (Batch, error) {
 			}
 		}
 	}
-	// The response that follows a request names its transcript line.
+	// The response that follows a request names its transcript line; one
+	// whose request came in an earlier export links that request.
 	for k, i := range claude {
 		if k.prompt == "" || k.seq < 0 {
 			continue
 		}
 		if u, ok := responses[key{k.session, k.prompt, k.seq + 1}]; ok {
 			b.Requests[i].MessageUUID = u
+			delete(responses, key{k.session, k.prompt, k.seq + 1})
+		}
+	}
+	for k, u := range responses {
+		if k.prompt != "" && k.seq > 0 {
+			b.Links = append(b.Links, Link{Session: k.session, RequestID: "otel:" + truncate(k.prompt, maxIDLen) + ":" + strconv.FormatInt(k.seq-1, 10), UUID: u})
 		}
 	}
 	return b, nil

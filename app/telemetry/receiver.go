@@ -37,6 +37,9 @@ const (
 // Store records a batch of requests in one transaction: all or nothing.
 type Store interface {
 	RecordRequests(ctx context.Context, rs []storage.Request) ([]storage.StoredRequest, error)
+	// LinkMessageUUID gives a stored request the harness's id of its
+	// response, when it had none.
+	LinkMessageUUID(ctx context.Context, session, requestID, uuid string) error
 }
 
 // Receiver serves the OTLP routes for one tollgate.
@@ -45,8 +48,8 @@ type Receiver struct {
 	Settings *config.Settings
 	// Publish sends an event to the UI (the guard's event stream); nil: none.
 	Publish func(event string, data any)
-	Log      *slog.Logger
-	Now      func() time.Time
+	Log     *slog.Logger
+	Now     func() time.Time
 
 	mu   sync.Mutex
 	last map[string]time.Time // harness → newest event received
@@ -202,6 +205,12 @@ func (rc *Receiver) Logs() http.Handler {
 		if len(batch.Requests) > 0 {
 			if !rc.store(w, r.Context(), batch.Requests) {
 				return
+			}
+		}
+		for _, l := range batch.Links {
+			if err := rc.Store.LinkMessageUUID(r.Context(), l.Session, l.RequestID, l.UUID); err != nil {
+				// The figures still match its import; the uuid only sharpens it.
+				rc.log().Warn("linking a response to its request", "session", l.Session, "err", err)
 			}
 		}
 		rc.mu.Lock()

@@ -95,3 +95,48 @@ func TestLiveAndImportedAreOneRequest(t *testing.T) {
 		})
 	}
 }
+
+// split cuts the real export in two: everything up to the api_request in
+// the first, the assistant_response in the second (the SDK's batch ended
+// between them).
+func split(t *testing.T, body []byte) ([]byte, []byte) {
+	t.Helper()
+	first, second := plogotlp.NewExportRequest(), plogotlp.NewExportRequest()
+	if err := first.UnmarshalJSON(body); err != nil {
+		t.Fatal(err)
+	}
+	second.UnmarshalJSON(body)
+	first.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(l plog.LogRecord) bool {
+		return l.Body().Str() == "claude_code.assistant_response"
+	})
+	second.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(l plog.LogRecord) bool {
+		return l.Body().Str() != "claude_code.assistant_response"
+	})
+	a, _ := first.MarshalJSON()
+	b, _ := second.MarshalJSON()
+	return a, b
+}
+
+// The response naming the transcript line may come in the export after
+// its request's: the stored request still takes the uuid, and the import
+// then matches it exactly.
+func TestResponseInALaterExportLinksItsRequest(t *testing.T) {
+	first, second := split(t, readShared(t, "claude-code-2.1.332-logs.json"))
+	svc, _ := apptest.Start(t, "")
+	for _, b := range [][]byte{first, second} {
+		if st, raw := send(t, svc, "/otlp/v1/logs", "application/json", b); st != http.StatusOK {
+			t.Fatalf("%d %s", st, raw)
+		}
+	}
+	var uuid, twin string
+	if err := svc.DB.SQL().QueryRow(`SELECT message_uuid FROM requests`).Scan(&uuid); err != nil || uuid != realUUID {
+		t.Fatalf("uuid %q %v, want %s", uuid, err, realUUID)
+	}
+	importTranscript(t, svc)
+	if err := svc.DB.SQL().QueryRow(`SELECT twin FROM requests`).Scan(&twin); err != nil || twin == "" {
+		t.Fatalf("twin %q %v", twin, err)
+	}
+	if s := session(t, svc, realSession); s.Requests != 1 {
+		t.Fatalf("%+v", s)
+	}
+}

@@ -109,3 +109,18 @@ func hasSideTx(ctx context.Context, q querier, session, via string) (bool, error
 	}
 	return n == 1, nil
 }
+
+// LinkMessageUUID gives a stored request its message uuid when it had none
+// (Claude Code's assistant_response came in a later export than its
+// api_request). A request matched by an import meanwhile keeps its row.
+func (db *DB) LinkMessageUUID(ctx context.Context, session, requestID, uuid string) error {
+	_, err := db.writer.submit(ctx, func(tx querier) (any, error) {
+		_, err := tx.ExecContext(ctx, `UPDATE requests SET message_uuid = ? WHERE session_id = ? AND request_id = ? AND message_uuid = ''`,
+			uuid, session, requestID)
+		return nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("linking request %q of session %q: %w", requestID, session, err)
+	}
+	return nil
+}
