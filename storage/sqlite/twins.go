@@ -17,13 +17,15 @@ import (
 //
 //  1. a row of the other side already twinned with this request id (a
 //     retried export, a re-imported file);
-//  2. a row of the other side with the same message uuid (Claude Code's
-//     assistant line uuid, which its telemetry sends as message.uuid);
+//  2. a row of the other side with the same message uuid (Claude Code
+//     writes a message of several content blocks as several lines, one
+//     uuid each; its assistant_response names the LAST line's — seen with
+//     the real 2.1.332 answering text then tool_use — which is the one the
+//     importer keeps);
 //  3. the earliest unmatched row of the other side with the same five
 //     token counts within witnessWindow (so identical requests pair up in
-//     order). Uuids are not compared here: a message
-//     streamed in several lines has one per line, and which one the
-//     telemetry names is Claude Code's choice.
+//     order). Uuids are not compared here: a log read while the message
+//     was half written holds an earlier line's.
 //
 // The row found takes this request's id as its twin (and the uuid it
 // lacked), so the same request arriving again is matched by rule 1.
