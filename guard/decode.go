@@ -10,19 +10,13 @@ import (
 	"strings"
 )
 
-// bodyLimit is the limit limitBody set on the request.
-func bodyLimit(r *http.Request) int64 {
-	n, _ := r.Context().Value(ctxBodyLimit).(int64)
-	return n
-}
-
 // readBody reads the whole body, answering 413 for the limit and 400 for a
 // broken read. It reports whether the handler may go on.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		if IsTooLarge(err) {
-			writeError(w, http.StatusRequestEntityTooLarge, "body is over the limit of "+strconv.FormatInt(bodyLimit(r), 10)+" bytes")
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body is over the limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes")
 		} else {
 			writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
 		}

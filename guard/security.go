@@ -191,7 +191,6 @@ func (s *Server) bodyLimitFor(r *http.Request) int64 {
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := s.bodyLimitFor(r)
-		r = r.WithContext(context.WithValue(r.Context(), ctxBodyLimit, limit))
 		if r.ContentLength > limit {
 			writeError(w, http.StatusRequestEntityTooLarge, "body of "+strconv.FormatInt(r.ContentLength, 10)+" bytes is over the limit of "+strconv.FormatInt(limit, 10))
 			return

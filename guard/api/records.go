@@ -33,15 +33,9 @@ type usageReportJSON struct {
 // MarshalJSON writes the wire's key names.
 func (r UsageReport) MarshalJSON() ([]byte, error) { return json.Marshal(usageReportJSON(r)) }
 
-// UnmarshalJSON reads the wire's key names.
-func (r *UsageReport) UnmarshalJSON(b []byte) error {
-	var j usageReportJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*r = UsageReport(j)
-	return nil
-}
+// UnmarshalJSON reads the wire's key names (into r itself: the two structs
+// differ only in their tags).
+func (r *UsageReport) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, (*usageReportJSON)(r)) }
 
 // Check names the first count outside 0…2^40, as "usage.<key>".
 func (r UsageReport) Check() (field string, ok bool) {
