@@ -111,7 +111,7 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("pricing a recorded request", "session", session, "profile", rec.Profile, "err", err)
 		priced = PricedRequest{PricedBy: "none"}
 	}
-	rec.Cost, rec.Prices, rec.PricedBy, rec.OffPeak = priced.Cost, priced.Prices, priced.PricedBy, priced.OffPeak
+	rec.Cost, rec.Prices, rec.PricedBy, rec.OffPeak, rec.TTLSeconds = priced.Cost, priced.Prices, priced.PricedBy, priced.OffPeak, priced.TTLSeconds
 	st, err := s.store.RecordRequest(r.Context(), rec)
 	if err != nil {
 		s.log.Error("recording a request", "session", session, "err", err)
@@ -125,6 +125,9 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		s.events.publish(EventRequestRecord, api.RequestRecorded{
 			Session: session, RequestID: st.RequestID, Seq: st.Seq, At: st.At, Purpose: st.Purpose, ContextTokens: st.ContextTokens, CostUSD: st.Cost.Total,
 		})
+		if st.Break != nil {
+			s.events.publish(EventBreakDetected, *st.Break)
+		}
 	}
 	writeJSON(w, http.StatusCreated, api.RecordedRequest{
 		Session: session, RequestID: st.RequestID, Seq: st.Seq, ContextTokens: st.ContextTokens,
@@ -160,6 +163,9 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 	if b.ThresholdTokens < 0 {
 		return rec, "thresholdTokens", "must be ≥ 0"
 	}
+	if len(b.Thread) > 256 {
+		return rec, "thread", "longer than 256 bytes"
+	}
 	at := s.now().UTC()
 	if b.At != "" {
 		t, err := time.Parse(time.RFC3339Nano, b.At)
@@ -179,6 +185,8 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 		RequestID: b.RequestID, At: at, Purpose: b.Purpose, Turn: string(b.Turn), Engine: b.Engine,
 		Profile: b.Profile, Provider: b.Provider, Model: b.Model,
 		Usage: pricing.Usage(*b.Usage),
+		// What started an API-reported request is what it was for.
+		Thread: b.Thread, StartedBy: b.Purpose,
 	}
 	return rec, "", ""
 }

@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -40,7 +41,15 @@ type DB struct {
 	path   string
 	writer *groupWriter
 	cache  stmtCache
+	// noLedger: imports leave the cache-break ledger out (SetLedger).
+	noLedger atomic.Bool
 }
+
+// SetLedger turns the cache-break ledger of imports on (the default) or
+// off. Off exists to measure what the ledger costs an import
+// (BenchmarkImport); a database imported without it has no breaks until
+// RebuildBreaks.
+func (db *DB) SetLedger(on bool) { db.noLedger.Store(!on) }
 
 // Migration is one numbered schema step.
 type Migration struct {

@@ -294,7 +294,7 @@ func (db *DB) DeleteAll(ctx context.Context) (int64, error) {
 			return nil, err
 		}
 		n, _ := r.RowsAffected()
-		for _, t := range []string{"session_modes", "imports", "rewrites", "requests"} {
+		for _, t := range []string{"session_modes", "imports", "breaks", "rewrites", "requests"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 				return nil, err
 			}

@@ -1,0 +1,145 @@
+package imports
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"tollgate/pricing"
+	"tollgate/storage"
+	"tollgate/storage/sqlite"
+)
+
+// importShared imports every real transcript of ../shared/data into a fresh
+// database and returns the database and the sessions' ledgers.
+func importShared(t *testing.T) (*sqlite.DB, map[string][]storage.Break) {
+	t.Helper()
+	data := sharedDataDir(t)
+	db, settings, _ := importEnv(t)
+	ctx := context.Background()
+	srcs := []Source{
+		{Path: filepath.Join(data, "claude-code")},
+		{Path: filepath.Join(data, "codex", "crud.jsonl")},
+		{Path: filepath.Join(data, "otel", "claude-code-2.1.332-transcript.jsonl")},
+	}
+	if _, err := Files(ctx, db, settings, srcs, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.Sessions(ctx, 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]storage.Break{}
+	for _, s := range list.Sessions {
+		bs, err := db.SessionBreaks(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[s.ID] = bs.Breaks
+	}
+	return db, out
+}
+
+// TestLedgerOfRealTranscripts: the breaks the issue lists, found in the
+// shared transcripts, with what the logs say started each (the expected
+// rows are read off the logs: the requests' first-line times, their cache
+// reads against the previous request's prompt).
+func TestLedgerOfRealTranscripts(t *testing.T) {
+	db, ledgers := importShared(t)
+	type row struct {
+		at        string
+		cause     string
+		startedBy string
+		rebilled  int64
+	}
+	want := map[string][]row{
+		"claude-code:4d5611e5-241a-462a-8d15-5122611a9569": {
+			{"20:19:04", "idle", "user-prompt", 81_960},         // idle 4 h 11 min
+			{"20:30:31", "rewrite", "after-compaction", 14_603}, // the compaction's new cold part
+			{"20:58:58", "idle", "user-answer", 82_861},         // idle 19 min
+			{"21:03:30", "prefix", "task-notification", 76_754}, // 5 s after the previous request
+		},
+		"claude-code:258c7280-ae70-4798-800f-63464d01a85d": {
+			{"20:51:16", "prefix", "task-notification", 89_608},
+			{"21:18:43", "rewrite", "after-compaction", 12_500},
+			{"21:36:44", "prefix", "task-notification", 55_081},
+		},
+	}
+	ids := make([]string, 0, len(ledgers))
+	for id := range ledgers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n%-52s %-8s %-7s %-18s %8s %9s %9s %9s %9s\n", "session", "at", "cause", "startedBy", "gap s", "expected", "read", "rebilled", "premium")
+	for _, id := range ids {
+		for _, b := range ledgers[id] {
+			fmt.Fprintf(&table, "%-52s %-8s %-7s %-18s %8.0f %9d %9d %9d %9.4f\n", id, b.At.Format(time.TimeOnly), b.Cause, b.StartedBy, b.GapSeconds,
+				b.ExpectedCachedTokens, b.CacheReadTokens, b.RebilledTokens, b.PremiumUSD)
+		}
+		if _, ok := want[id]; !ok && len(ledgers[id]) > 0 {
+			t.Errorf("%s: %d breaks, want none", id, len(ledgers[id]))
+		}
+	}
+	t.Log(table.String())
+	for id, rows := range want {
+		got := ledgers[id]
+		if len(got) != len(rows) {
+			t.Errorf("%s: %d breaks, want %d", id, len(got), len(rows))
+			continue
+		}
+		for i, w := range rows {
+			b := got[i]
+			if b.At.Format(time.TimeOnly) != w.at || b.Cause != w.cause || b.StartedBy != w.startedBy || b.RebilledTokens != w.rebilled {
+				t.Errorf("%s break %d = %s %s %s %d, want %+v", id, i, b.At.Format(time.TimeOnly), b.Cause, b.StartedBy, b.RebilledTokens, w)
+			}
+			if (b.Cause == "rewrite") != (b.Rewrite != nil) {
+				t.Errorf("%s break %d: cause %s, rewrite %v", id, i, b.Cause, b.Rewrite)
+			}
+			if b.PremiumUSD <= 0 || b.Thread != "" {
+				t.Errorf("%s break %d: premium %v thread %q", id, i, b.PremiumUSD, b.Thread)
+			}
+		}
+	}
+	// The premium of 4d5611e5's notification break: 76,754 tokens written
+	// for 5 minutes at Opus 4.6's $6.25, beyond the $0.50 hit.
+	if b := ledgers["claude-code:4d5611e5-241a-462a-8d15-5122611a9569"][3]; fmt.Sprintf("%.4f", b.PremiumUSD) != fmt.Sprintf("%.4f", 76_754*(6.25-0.5)/1e6) {
+		t.Errorf("premium %v", b.PremiumUSD)
+	}
+
+	// Rebuilding every ledger from the stored rows gives the same rows.
+	ctx := context.Background()
+	if err := db.RebuildBreaks(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	for id, before := range ledgers {
+		after, err := db.SessionBreaks(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(before, after.Breaks) && !(len(before) == 0 && len(after.Breaks) == 0) {
+			t.Errorf("%s: rebuilt\n%+v\nimported\n%+v", id, after.Breaks, before)
+		}
+	}
+
+	// The summary: every break of the period, split by cause.
+	sum, err := db.BreakSummary(ctx, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	causes := map[pricing.BreakCause]int64{}
+	for _, c := range sum.ByCause {
+		causes[c.Cause] = c.Breaks
+	}
+	if sum.Breaks != 7 || causes["prefix"] != 3 || causes["idle"] != 2 || causes["rewrite"] != 2 || len(sum.Sessions) != 2 {
+		t.Errorf("summary %+v", sum)
+	}
+	if sum.Sessions[0].PremiumUSD < sum.Sessions[1].PremiumUSD {
+		t.Errorf("sessions not by premium: %+v", sum.Sessions)
+	}
+}
