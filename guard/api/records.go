@@ -59,18 +59,15 @@ var UsageKeysHint = fmt.Sprintf("{%s, %s, %s, %s, %s}", usageReportKeys[0], usag
 // RequestReport is the body of POST /v1/sessions/{session}/requests: one
 // routed request's usage. guard/client sends it and the guard decodes it.
 type RequestReport struct {
-	RequestID string `json:"requestId"`
-	Engine    string `json:"engine,omitempty"`
-	Harness   string `json:"harness,omitempty"`
-	Title     string `json:"title,omitempty"`
-	Profile   string `json:"profile,omitempty"`
-	Provider  string `json:"provider,omitempty"`
-	Model     string `json:"model,omitempty"`
-	Purpose   string `json:"purpose,omitempty"` // conversation | compaction | subagent
-	// Thread names the conversation the request continues when a session
-	// runs several (each subagent its own); "" is the main one. The
-	// cache-break ledger compares a request only with its own thread.
-	Thread          string       `json:"thread,omitempty"`
+	RequestID       string       `json:"requestId"`
+	Engine          string       `json:"engine,omitempty"`
+	Harness         string       `json:"harness,omitempty"`
+	Title           string       `json:"title,omitempty"`
+	Profile         string       `json:"profile,omitempty"`
+	Provider        string       `json:"provider,omitempty"`
+	Model           string       `json:"model,omitempty"`
+	Purpose         string       `json:"purpose,omitempty"` // conversation | compaction | subagent
+	Thread          string       `json:"thread,omitempty"`  // the conversation it continues ("" the main one; each subagent its own): the cache-break ledger's unit
 	Turn            Turn         `json:"turn,omitempty"`
 	At              string       `json:"at,omitempty"` // RFC 3339 (see At); absent: when the guard receives it
 	ContextWindow   int64        `json:"contextWindow,omitempty"`
