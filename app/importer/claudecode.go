@@ -36,7 +36,8 @@ import (
 //     lines since the thread's previous request, by their first bytes
 //     only (a tool result is never scanned): content beginning with
 //     "<task-notification>" (a background task finished), a tool_result
-//     block (an answer when the model had asked AskUserQuestion), "[Request
+//     block (a person's answer when it says "User has answered your
+//     questions" or "User has approved your plan"), "[Request
 //     interrupted", isMeta lines (hook context or other harness notes), a
 //     compact summary; anything else is a prompt. Each file is one thread
 //     (Request.Thread): "" for the main transcript, the agent's file stem
@@ -51,7 +52,6 @@ var (
 	keyCompact       = []byte(`compact_boundary`)
 	keyCompactSumary = []byte(`isCompactSummary`)
 	keyUserContent   = []byte(`"role":"user","content":`)
-	keyAskUser       = []byte(`"name":"AskUserQuestion"`)
 	keyIsMeta        = []byte(`"isMeta":true`)
 	keyIsSummary     = []byte(`"isCompactSummary":true`)
 	keyHook          = []byte(`hook`)
@@ -83,7 +83,15 @@ var (
 	prefixCommand       = []byte(`"<command-`)
 	prefixLocalCommand  = []byte(`"<local-command-`)
 	prefixCaveat        = []byte(`"Caveat:`)
+	// A person's answer to the model's question (AskUserQuestion) or plan
+	// (ExitPlanMode) is a tool result Claude Code words so.
+	markAnswered = []byte(`"content":"User has answered your questions`)
+	markApproved = []byte(`"content":"User has approved your plan`)
 )
+
+// answerWindow is how far into a tool result's first block its content's
+// start is looked for: past the tool_use_id and type, never into the text.
+const answerWindow = 120
 
 // userKind classifies a user line by its flags and the first bytes of its
 // content; it never scans a tool result. 0: not a user message it knows.
@@ -95,6 +103,9 @@ func userKind(b []byte) uint16 {
 	c := b[i+len(keyUserContent):]
 	switch {
 	case bytes.HasPrefix(c, prefixToolUseID), bytes.HasPrefix(c, prefixToolResult):
+		if w := c[:min(len(c), answerWindow)]; bytes.Contains(w, markAnswered) || bytes.Contains(w, markApproved) {
+			return startAnswer
+		}
 		return startToolResult
 	case bytes.HasPrefix(c, prefixNotification):
 		return startNotification
@@ -127,10 +138,8 @@ type claudeState struct {
 	// FoldOpen says the last fold still waits for its compact summary line.
 	FoldOpen bool `json:"foldOpen,omitempty"`
 	// Started holds the kinds of input (start… bits) seen since the
-	// thread's last request; Asked says the model asked the user a question
-	// whose answer has not come yet; Requests counts the file's requests.
+	// thread's last request; Requests counts the file's requests.
 	Started  uint16 `json:"started,omitempty"`
-	Asked    bool   `json:"asked,omitempty"`
 	Requests int    `json:"requests,omitempty"`
 }
 
@@ -322,9 +331,6 @@ func (p *claudeParser) line(b []byte, n int) error {
 	if l.typ == "user" && !noted && !inline {
 		p.noteUser(b)
 	}
-	if l.typ == "assistant" && !inline && bytes.Contains(b, keyAskUser) {
-		p.st.Asked = true
-	}
 	switch {
 	case l.typ == "assistant" && l.hasUsage:
 		return p.assistant(&l, n)
@@ -342,14 +348,8 @@ func (p *claudeParser) line(b []byte, n int) error {
 }
 
 // noteUser adds a user line's kind to what started the thread's next
-// request; a tool result answers a question the model asked.
-func (p *claudeParser) noteUser(b []byte) {
-	k := userKind(b)
-	if k == startToolResult && p.st.Asked {
-		k, p.st.Asked = startAnswer, false
-	}
-	p.st.Started |= k
-}
+// request.
+func (p *claudeParser) noteUser(b []byte) { p.st.Started |= userKind(b) }
 
 // startedBy names what started the thread's new request and starts
 // collecting for the next one.

@@ -92,7 +92,7 @@ func TestStartedByEveryKind(t *testing.T) {
 	lines := []string{
 		user(`"hello"`, ""), asst(""),
 		user(`[{"tool_use_id":"t1","type":"tool_result","content":"<task-notification> in a file"}]`, ""), asst(`{"type":"tool_use","id":"q","name":"AskUserQuestion","input":{}}`),
-		user(`[{"tool_use_id":"q","type":"tool_result","content":"yes"}]`, ""), asst(""),
+		user(`[{"tool_use_id":"q","type":"tool_result","content":"User has answered your questions: yes"}]`, ""), asst(""),
 		user(`"<task-notification>\n<task-id>b1</task-id>"`, ""), asst(""),
 		user(`[{"type":"text","text":"[Request interrupted by user for tool use]"}]`, ""), asst(""),
 		user(`"<system-reminder>PostToolUse hook additional context</system-reminder>"`, `,"isMeta":true`), asst(""),

@@ -3,6 +3,7 @@ package imports
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -10,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/config"
+	"tollgate/app/home"
+	"tollgate/app/importer/testcorpus"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
@@ -142,4 +146,65 @@ func TestLedgerOfRealTranscripts(t *testing.T) {
 	if sum.Sessions[0].PremiumUSD < sum.Sessions[1].PremiumUSD {
 		t.Errorf("sessions not by premium: %+v", sum.Sessions)
 	}
+}
+
+// BenchmarkImportLedger measures what the cache-break ledger adds to an
+// import: each iteration imports the same generated Claude Code corpus
+// (~300 MB; TOLLGATE_BENCH_MB) into two fresh databases, one with the
+// ledger and one without (DB.SetLedger(false)), alternating which goes
+// first, and reports both throughputs and the overhead in percent. The
+// issue's budget is 10 %.
+func BenchmarkImportLedger(b *testing.B) {
+	mb := int64(300)
+	if v := os.Getenv("TOLLGATE_BENCH_MB"); v != "" {
+		fmt.Sscan(v, &mb)
+	}
+	corpus := b.TempDir()
+	st, err := testcorpus.ClaudeCode(corpus, testcorpus.Options{Bytes: mb << 20, Seed: 42})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var with, without time.Duration
+	var breaks int64
+	run := func(dir string, ledger bool) {
+		dbDir := b.TempDir()
+		cfg, err := config.LoadConfig(dbDir, config.Flags{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		db, err := sqlite.Open(ctx, home.DBPath(dbDir))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		db.SetLedger(ledger)
+		start := time.Now()
+		res, err := Files(ctx, db, config.NewSettings(cfg), []Source{{Path: filepath.Join(dir, "projects")}}, nil)
+		d := time.Since(start)
+		if err != nil || res.Requests != st.Requests {
+			b.Fatalf("imported %d requests (want %d): %v", res.Requests, st.Requests, err)
+		}
+		if ledger {
+			with += d
+			sum, err := db.BreakSummary(ctx, time.Time{}, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			breaks = sum.Breaks
+		} else {
+			without += d
+		}
+	}
+	b.SetBytes(st.Bytes)
+	for i := 0; b.Loop(); i++ {
+		first := i%2 == 0
+		run(corpus, first)
+		run(corpus, !first)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(st.Bytes)*n/1e6/with.Seconds(), "MB/s-ledger")
+	b.ReportMetric(float64(st.Bytes)*n/1e6/without.Seconds(), "MB/s-without")
+	b.ReportMetric(100*(with.Seconds()/without.Seconds()-1), "%-overhead")
+	b.ReportMetric(float64(breaks), "breaks")
 }

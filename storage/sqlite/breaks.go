@@ -33,6 +33,11 @@ type ledgerState struct {
 	last    map[ledgerKey]pricing.LedgerPrev // a zero Seq: the family has no request in the thread
 	threads map[string]threadLast
 	prices  map[string]pricing.Prices // by the rows' prices JSON
+	// The previous request's family and prices, reused by the next: an
+	// import judges ~10⁵ requests a second, mostly of one model.
+	provider, model, family string
+	priceText               string
+	priceLast               pricing.Prices
 }
 
 type ledgerKey struct{ thread, family string }
@@ -51,7 +56,11 @@ func familyOf(provider, model string) string { return provider + "/" + model }
 
 // pricesOf decodes a row's prices JSON once per distinct text.
 func (l *ledgerState) pricesOf(text string) pricing.Prices {
+	if text == l.priceText && text != "" {
+		return l.priceLast
+	}
 	if p, ok := l.prices[text]; ok {
+		l.priceText, l.priceLast = text, p
 		return p
 	}
 	var p pricing.Prices
@@ -59,6 +68,7 @@ func (l *ledgerState) pricesOf(text string) pricing.Prices {
 	if len(l.prices) < 256 {
 		l.prices[text] = p
 	}
+	l.priceText, l.priceLast = text, p
 	return p
 }
 
@@ -69,7 +79,10 @@ func (l *ledgerState) ledgerRequest(r *storage.Request, seq int64) pricing.Ledge
 	if ttl <= 0 {
 		ttl = defaultTTLSeconds
 	}
-	return pricing.LedgerRequest{Seq: seq, At: r.At, Thread: r.Thread, Family: familyOf(r.Provider, r.Model), Model: r.Model,
+	if r.Provider != l.provider || r.Model != l.model || l.family == "" {
+		l.provider, l.model, l.family = r.Provider, r.Model, familyOf(r.Provider, r.Model)
+	}
+	return pricing.LedgerRequest{Seq: seq, At: r.At, Thread: r.Thread, Family: l.family, Model: r.Model,
 		Usage: r.Usage, StartedBy: r.StartedBy, Prices: l.pricesOf(r.Prices), TTLSeconds: ttl}
 }
 
