@@ -9,6 +9,10 @@ ALTER TABLE requests ADD COLUMN thread TEXT NOT NULL DEFAULT '';
 ALTER TABLE requests ADD COLUMN started_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE requests ADD COLUMN ttl_seconds INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE requests ADD COLUMN cache_ttl INTEGER NOT NULL DEFAULT 0;
+-- Rows stored before knew no thread: subagents share one, each summary call
+-- is its own (storage.ThreadOf). Their breaks are computed when the
+-- database opens (Open rebuilds every ledger after this migration).
+UPDATE requests SET thread = CASE purpose WHEN 'subagent' THEN 'subagent' WHEN 'compaction' THEN 'compaction:' || request_id ELSE '' END;
 CREATE INDEX requests_thread ON requests(session_id, thread, seq);
 
 CREATE TABLE breaks (
