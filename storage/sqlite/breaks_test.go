@@ -46,7 +46,7 @@ func TestLedgerUpgradeOfAnOlderDatabase(t *testing.T) {
 		read, write, n int64
 	}{
 		{1, "conversation", 0, 0, 20000, 3},
-		{2, "subagent", 5, 0, 9000, 3},     // its own thread: a start
+		{2, "subagent", 5, 0, 9000, 3},      // its own thread: a start
 		{3, "compaction", 10, 19000, 50, 3}, // its own thread: a start
 		{4, "conversation", 900, 0, 20500, 3},
 	} {
@@ -77,9 +77,14 @@ func TestLedgerUpgradeOfAnOlderDatabase(t *testing.T) {
 func TestRebuildMatchesIncremental(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
-	u := func(read, write int64) pricing.Usage { return pricing.Usage{Input: 3, CacheRead: read, CacheWrite: write, Output: 10} }
+	u := func(read, write int64) pricing.Usage {
+		return pricing.Usage{Input: 3, CacheRead: read, CacheWrite: write, Output: 10}
+	}
 	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
-	sub := func(r *storage.Request) *storage.Request { r.Purpose, r.Thread = storage.PurposeSubagent, "agent-a"; return r }
+	sub := func(r *storage.Request) *storage.Request {
+		r.Purpose, r.Thread = storage.PurposeSubagent, "agent-a"
+		return r
+	}
 	main := func(id string, sec int, us pricing.Usage) ImportItem {
 		return ImportItem{Request: impReq("cc:1", id, at(sec), storage.PurposeConversation, us)}
 	}
