@@ -208,3 +208,70 @@ func BenchmarkImportLedger(b *testing.B) {
 	b.ReportMetric(100*(with.Seconds()/without.Seconds()-1), "%-overhead")
 	b.ReportMetric(float64(breaks), "breaks")
 }
+
+// TestLedgerOfEveryHarness: a Codex rollout (cached vs total input) and a
+// dsh log (its own usage, a prune between two requests) get the same
+// ledger from their own fields.
+func TestLedgerOfEveryHarness(t *testing.T) {
+	db, settings, _ := importEnv(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	at := func(sec int) string {
+		return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second).Format("2006-01-02T15:04:05.000Z")
+	}
+	var codex strings.Builder
+	fmt.Fprintf(&codex, `{"timestamp":"%s","type":"session_meta","payload":{"id":"019bf4b5-0000-7000-8000-00000000beef","timestamp":"%s","cwd":"/home/u/codex-proj","originator":"codex_cli_rs","cli_version":"0.89.0","model_provider":"openai"}}`+"\n", at(0), at(0))
+	var total [3]int64
+	tc := func(sec int, model string, in, cached int64) {
+		fmt.Fprintf(&codex, `{"timestamp":"%s","type":"turn_context","payload":{"cwd":"/home/u/codex-proj","model":"%s"}}`+"\n", at(sec), model)
+		total[0] += in
+		total[1] += cached
+		total[2] += 100
+		fmt.Fprintf(&codex, `{"timestamp":"%s","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d,"reasoning_output_tokens":0,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":100,"reasoning_output_tokens":0,"total_tokens":%d},"model_context_window":258400},"rate_limits":{}}}`+"\n",
+			at(sec), total[0], total[1], total[2], total[0]+total[2], in, cached, in+100)
+	}
+	tc(1, "gpt-5.2-codex", 10000, 0)     // a start: nothing cached yet
+	tc(10, "gpt-5.2-codex", 12000, 9984) // 16 tokens short: a hit
+	tc(20, "gpt-5.2-codex", 13000, 0)    // prefix: 12,000 re-billed
+	tc(30, "gpt-5.4", 14000, 0)          // another model: its own start
+	tc(40, "gpt-5.2-codex", 15000, 1024) // back: a family break, 11,976 re-billed
+	codexPath := filepath.Join(dir, "rollout-2026-11-30T10-00-00-019bf4b5-0000-7000-8000-00000000beef.jsonl")
+	if err := os.WriteFile(codexPath, []byte(codex.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var dsh strings.Builder
+	fmt.Fprintf(&dsh, `{"type":"header","format":"dsh.session","version":1,"session":"s-ledger","startedAt":"%s","harnessVersion":"0.9.1","provider":"deepseek","model":"deepseek-flash","title":"ledger","contextWindow":1048576,"thresholdTokens":838861}`+"\n", at(0))
+	msg := func(sec int, id string, in, read int64) {
+		fmt.Fprintf(&dsh, `{"type":"assistant/message","at":"%s","id":"%s","usage":{"inputTokens":%d,"cacheReadTokens":%d,"cacheWriteTokens":0,"cacheWrite1hTokens":0,"outputTokens":50}}`+"\n", at(sec), id, in, read)
+	}
+	msg(1, "m-1", 13000, 0)
+	msg(10, "m-2", 500, 12992) // a hit
+	fmt.Fprintf(&dsh, `{"type":"compaction/prune","at":"%s","id":"p-1","trigger":"pressure","preTokens":13492,"units":3,"shadowedTokens":2500,"fromTokens":4000}`+"\n", at(15))
+	msg(20, "m-3", 9000, 4096) // the prune's cold part: 9,000 re-billed
+	msg(7220, "m-4", 13196, 0) // two hours idle: past DeepSeek's hour
+	dshPath := filepath.Join(dir, "s-ledger.jsonl")
+	if err := os.WriteFile(dshPath, []byte(dsh.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Files(ctx, db, settings, []Source{{Path: codexPath, Harness: "codex"}, {Path: dshPath, Harness: "dsh"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.Sessions(ctx, 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range list.Sessions {
+		bs, err := db.SessionBreaks(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bs.Breaks {
+			got[s.Harness] += fmt.Sprintf("%d:%s:%d:%v ", b.Seq, b.Cause, b.RebilledTokens, b.Rewrite != nil)
+		}
+	}
+	want := map[string]string{"codex": "3:prefix:12000:false 5:family:11976:false ", "dsh": "3:rewrite:9000:true 4:idle:13096:false "}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ledgers %v, want %v", got, want)
+	}
+}
