@@ -104,6 +104,21 @@ func TestLiveLedgerOverTheAPI(t *testing.T) {
 		t.Fatalf("premium %v, want %v", b.PremiumUSD, want)
 	}
 
+	if d.Quote == nil || d.Quote.CacheExpired {
+		t.Fatalf("a question within the TTL: %+v", d.Quote)
+	}
+	// The session says how long its cache stays warm, and a question after
+	// that is priced as the expired cache it is.
+	var sess api.Session
+	g.call("GET", "/v1/sessions/s1", nil, &sess)
+	if sess.CacheWarmUntil == nil || !sess.CacheWarmUntil.Equal(clock.Now().Add(time.Hour).Truncate(time.Millisecond)) {
+		t.Fatalf("cacheWarmUntil %v, want %v", sess.CacheWarmUntil, clock.Now().Add(time.Hour))
+	}
+	clock.Advance(3601 * time.Second)
+	if _, late := g.ask("s1", rewriteBody(40, "2", nil)); late.Quote == nil || !late.Quote.CacheExpired {
+		t.Fatalf("a question after the TTL: %+v", late.Quote)
+	}
+
 	var list api.SessionBreaks
 	if code := g.call("GET", "/v1/sessions/s1/breaks", nil, &list); code != 200 || len(list.Breaks) != 3 {
 		t.Fatalf("breaks %d %+v", code, list)
@@ -114,8 +129,8 @@ func TestLiveLedgerOverTheAPI(t *testing.T) {
 		}
 	}
 	var sum api.BreakSummary
-	if code := g.call("GET", "/v1/breaks?days=1", nil, &sum); code != 200 || sum.Breaks != 3 || len(sum.ByCause) != 3 ||
-		len(sum.Sessions) != 1 || sum.Sessions[0].Session != "s1" || sum.Days != 1 {
+	if code := g.call("GET", "/v1/breaks?days=2", nil, &sum); code != 200 || sum.Breaks != 3 || len(sum.ByCause) != 3 ||
+		len(sum.Sessions) != 1 || sum.Sessions[0].Session != "s1" || sum.Days != 2 {
 		t.Fatalf("summary %d %+v", code, sum)
 	}
 	// Bad input names its field; an unknown session is a 404.

@@ -282,7 +282,15 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 		return s.settle(ctx, rec, nil, req.Plan, api.Allow, api.ReasonOff, ""), nil
 	}
 
-	quote, err := s.quote(req, profile, known, now)
+	// The ledger knows when the session's cache entries expire (the TTL
+	// they were written with, 1 h writes included): a question that comes
+	// after that is priced as the expired cache it is, whatever idle time
+	// the harness reported.
+	expired := false
+	if sess, err := s.store.Session(ctx, session); err == nil && sess.CacheWarmUntil != nil && now.After(*sess.CacheWarmUntil) {
+		expired = true
+	}
+	quote, err := s.quote(req, profile, known, now, expired)
 	if err != nil {
 		// A guard fault never blocks the engine.
 		s.log.Error("pricing a rewrite failed; allowing it", "session", session, "err", err)
@@ -356,7 +364,7 @@ func (s *Server) settle(ctx context.Context, rec storage.Rewrite, quote *pricing
 	return d
 }
 
-func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.SessionMeta, at time.Time) (q *pricing.Quote, err error) {
+func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.SessionMeta, at time.Time, expired bool) (q *pricing.Quote, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a pricing bug must not take the gate down
 			q, err = nil, fmt.Errorf("internal error: %v", p)
@@ -368,7 +376,11 @@ func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.Se
 	if err != nil {
 		return nil, err
 	}
-	quote, err := pricing.NewQuote(req.ToQuoteRequest(model, at))
+	qr := req.ToQuoteRequest(model, at)
+	if expired {
+		qr.IdleSeconds = max(qr.IdleSeconds, float64(model.TTLSeconds)+1)
+	}
+	quote, err := pricing.NewQuote(qr)
 	if err != nil {
 		return nil, err
 	}

@@ -251,6 +251,10 @@ type Session struct {
 	ContextWindow     int64         `json:"contextWindow"`
 	ThresholdTokens   int64         `json:"thresholdTokens"`
 	LastContextTokens int64         `json:"lastContextTokens"`
+	// CacheWarmUntil is when the cache entries of the main conversation's
+	// last request expire (its time plus the TTL they live by); null when
+	// it showed no cache activity.
+	CacheWarmUntil *time.Time `json:"cacheWarmUntil"`
 }
 
 // SessionList is GET /v1/sessions.

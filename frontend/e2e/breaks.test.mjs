@@ -133,5 +133,16 @@ test("Live: a request over the API after the cache expired shows as a break with
   assert.equal((await rec("r2", new Date(t + 20 * 60 * 1000).toISOString(), { inputTokens: 3, cacheWriteTokens: 40100 })).status, 201);
   await page.locator("#breaks-table tbody tr").first().waitFor({ timeout: 10_000 });
   assert.match(await page.locator("#breaks-table tbody tr").first().innerText(), /Idle[\s\S]*20 min 0 s/);
-  await sleep(100);
+  // A request now: the pill's menu counts down the 5-minute cache.
+  assert.equal((await rec("r3", new Date().toISOString(), { inputTokens: 3, cacheReadTokens: 40103, cacheWriteTokens: 100 })).status, 201);
+  await sleep(300);
+  await page.locator("#mode-pill").click();
+  const line = page.locator('#mode-menu [data-line="cache"]');
+  await line.waitFor();
+  assert.match(await line.innerText(), /^Cache warm for [0-5]:\d\d more$/);
+  const first = await line.innerText();
+  await sleep(1500);
+  assert.notEqual(await line.innerText(), first, "the countdown does not tick");
+  await page.screenshot({ path: join(OUT, "e2e-breaks-pill.png") });
+  await page.keyboard.press("Escape");
 });

@@ -56,6 +56,8 @@ export interface Session {
   contextWindow?: number;
   thresholdTokens?: number;
   lastContextTokens?: number;
+  /** When the main conversation's cached prefix expires (its last request's time plus the TTL its entries live by); null when unknown. */
+  cacheWarmUntil?: string | null;
 }
 
 export interface SessionPage {
