@@ -137,3 +137,25 @@ func TestRebuildMatchesIncremental(t *testing.T) {
 		t.Fatalf("breaks of a deleted session: %v", err)
 	}
 }
+
+// A request that turns out to have been a summary call (Codex says so only
+// with the line after it) leaves the conversation's ledger.
+func TestRepurposedSummaryCallLeavesTheLedger(t *testing.T) {
+	db := openTest(t)
+	u := func(read, write int64) pricing.Usage { return pricing.Usage{Input: 3, CacheRead: read, CacheWrite: write, Output: 10} }
+	item := func(id string, sec int, purpose string, us pricing.Usage) ImportItem {
+		return ImportItem{Request: impReq("cc:1", id, t0.Add(time.Duration(sec)*time.Second), purpose, us)}
+	}
+	storePasses(t, db, "/logs/codex.jsonl", [][]ImportItem{
+		{item("c1", 0, storage.PurposeConversation, u(0, 20000)), item("c2", 10, storage.PurposeConversation, u(20003, 500)),
+			item("c3", 20, storage.PurposeConversation, u(0, 8000))},
+		{item("c3", 20, storage.PurposeCompaction, u(0, 8000))},
+	})
+	if bs := breaksOf(t, db, "cc:1"); len(bs) != 0 {
+		t.Fatalf("the summary call still breaks the conversation: %+v", bs)
+	}
+	var thread string
+	if err := db.sql.QueryRow("SELECT thread FROM requests WHERE request_id = 'c3'").Scan(&thread); err != nil || thread != "compaction:c3" {
+		t.Fatalf("thread %q, %v", thread, err)
+	}
+}

@@ -431,7 +431,9 @@ func (it *importTx) update(r storage.Request, t *sessionTally) error {
 		}
 	}
 	if repurpose {
-		if _, err := it.q.ExecContext(it.ctx, `UPDATE requests SET purpose = ? WHERE id = ?`, r.Purpose, id); err != nil {
+		// A summary call is a thread of its own (storage.ThreadOf): the
+		// rebuild at the end of the pass takes it out of the conversation.
+		if _, err := it.q.ExecContext(it.ctx, `UPDATE requests SET purpose = ?, thread = ? WHERE id = ?`, r.Purpose, r.Thread, id); err != nil {
 			return fmt.Errorf("updating purpose: %w", err)
 		}
 		// It was no main-conversation request: a fold it closed waits again.
