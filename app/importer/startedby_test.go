@@ -149,3 +149,64 @@ func TestStartedByEveryKind(t *testing.T) {
 		t.Errorf("subagent's first request: thread %q started by %q", q.Thread, q.StartedBy)
 	}
 }
+
+// TestStartedByCodex: the shared rollout's requests, each after a prompt or
+// a tool result; a synthetic rollout's request after its compaction.
+func TestStartedByCodex(t *testing.T) {
+	path := filepath.Join(sharedData(t), "codex", "crud.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Parse(bytes.NewReader(data), Options{Harness: Codex, Path: path, AtEOF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Records {
+		if r.Request != nil {
+			got = append(got, r.Request.StartedBy)
+		}
+	}
+	// user_message, then four tool results (function or custom tool calls).
+	if want := []string{StartedByPrompt, StartedByToolResult, StartedByToolResult, StartedByToolResult, StartedByToolResult}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("started by %q, want %q", got, want)
+	}
+	res, err = Parse(bytes.NewReader(synthCodex(1)), Options{Harness: Codex, Path: "rollout-x.jsonl", AtEOF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := false
+	for _, r := range res.Records {
+		switch {
+		case r.Fold != nil:
+			after = true
+		case r.Request != nil && after:
+			if r.Request.StartedBy != StartedByCompaction {
+				t.Errorf("the first request after a compaction is started by %q", r.Request.StartedBy)
+			}
+			after = false
+		}
+	}
+}
+
+// TestStartedByDSH: the synthetic dsh log's conversation requests follow a
+// user message and a tool result (the prompt names them), the first after
+// its summary says so.
+func TestStartedByDSH(t *testing.T) {
+	res, err := Parse(bytes.NewReader(synthDSH(1)), Options{Harness: DSH, Path: "s.jsonl", AtEOF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Records {
+		if q := r.Request; q != nil && q.Purpose == PurposeConversation {
+			got = append(got, q.StartedBy)
+		}
+	}
+	want := []string{StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt,
+		StartedByPrompt, StartedByCompaction, StartedByPrompt, StartedByPrompt}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("started by\n%q, want\n%q", got, want)
+	}
+}
