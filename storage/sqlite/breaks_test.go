@@ -142,7 +142,9 @@ func TestRebuildMatchesIncremental(t *testing.T) {
 // with the line after it) leaves the conversation's ledger.
 func TestRepurposedSummaryCallLeavesTheLedger(t *testing.T) {
 	db := openTest(t)
-	u := func(read, write int64) pricing.Usage { return pricing.Usage{Input: 3, CacheRead: read, CacheWrite: write, Output: 10} }
+	u := func(read, write int64) pricing.Usage {
+		return pricing.Usage{Input: 3, CacheRead: read, CacheWrite: write, Output: 10}
+	}
 	item := func(id string, sec int, purpose string, us pricing.Usage) ImportItem {
 		return ImportItem{Request: impReq("cc:1", id, t0.Add(time.Duration(sec)*time.Second), purpose, us)}
 	}
