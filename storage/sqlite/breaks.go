@@ -38,6 +38,9 @@ type ledgerState struct {
 	provider, model, family string
 	priceText               string
 	priceLast               pricing.Prices
+	// The session's rewrites, read at its first break (rewriteBetween).
+	rewrites       []rewriteRef
+	rewritesLoaded bool
 }
 
 type ledgerKey struct{ thread, family string }
@@ -101,8 +104,36 @@ type judgement struct {
 func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, seq int64) (judgement, error) {
 	lr := l.ledgerRequest(r, seq)
 	key := ledgerKey{lr.Thread, lr.Family}
-	prev, ok := l.last[key]
-	if !ok {
+	tl, threadKnown := l.threads[lr.Thread]
+	prev, keyKnown := l.last[key]
+	if !threadKnown {
+		// One read finds the thread's last request, which is most often
+		// also the last of this family.
+		var last pricing.LedgerPrev
+		var at int64
+		var provider, model string
+		err := q.QueryRowContext(ctx, `SELECT seq, at, provider, model, context_tokens, cache_ttl FROM requests
+			WHERE session_id = ? AND thread = ? AND seq < ? ORDER BY seq DESC LIMIT 1`,
+			l.session, lr.Thread, seq).Scan(&last.Seq, &at, &provider, &model, &last.Prompt, &last.TTLSeconds)
+		switch {
+		case errors.Is(err, sql.ErrNoRows): // a new thread: nothing before it
+			if !keyKnown {
+				prev, keyKnown = pricing.LedgerPrev{}, true
+				l.last[key] = prev
+			}
+		case err != nil:
+			return judgement{}, fmt.Errorf("reading the last request of thread %q: %w", lr.Thread, err)
+		default:
+			last.At = time.UnixMilli(at)
+			tl = threadLast{family: familyOf(provider, model), seq: last.Seq}
+			if !keyKnown && tl.family == lr.Family {
+				prev, keyKnown = last, true
+				l.last[key] = prev
+			}
+		}
+		l.threads[lr.Thread] = tl
+	}
+	if !keyKnown {
 		var at int64
 		err := q.QueryRowContext(ctx, `SELECT seq, at, context_tokens, cache_ttl FROM requests
 			WHERE session_id = ? AND thread = ? AND provider = ? AND model = ? AND seq < ? ORDER BY seq DESC LIMIT 1`,
@@ -117,20 +148,6 @@ func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, 
 		}
 		l.last[key] = prev
 	}
-	tl, ok := l.threads[lr.Thread]
-	if !ok {
-		var provider, model string
-		err := q.QueryRowContext(ctx, `SELECT seq, provider, model FROM requests WHERE session_id = ? AND thread = ? AND seq < ? ORDER BY seq DESC LIMIT 1`,
-			l.session, lr.Thread, seq).Scan(&tl.seq, &provider, &model)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return judgement{}, fmt.Errorf("reading the last request of thread %q: %w", lr.Thread, err)
-		default:
-			tl.family = familyOf(provider, model)
-		}
-		l.threads[lr.Thread] = tl
-	}
 	var pp *pricing.LedgerPrev
 	if prev.Seq > 0 {
 		pp = &prev
@@ -143,14 +160,11 @@ func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, 
 	// Only a break asks whether a rewrite came between: the main thread's
 	// folds and prunes, recorded after the thread's previous request.
 	if lr.Thread == "" && tl.seq > 0 {
-		var id string
-		err := q.QueryRowContext(ctx, `SELECT id FROM rewrites WHERE session_id = ? AND seq >= ? AND seq < ?
-			AND decision = 'allow' AND COALESCE(applied, 1) = 1 ORDER BY seq DESC, at DESC, id DESC LIMIT 1`, l.session, tl.seq, seq).Scan(&id)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return judgement{}, fmt.Errorf("looking for a rewrite before request %d: %w", seq, err)
-		default:
+		id, err := l.rewriteBetween(ctx, q, tl.seq, seq)
+		if err != nil {
+			return judgement{}, err
+		}
+		if id != "" {
 			j.req.Rewrite = id
 			b, _ = pricing.BreakOf(pp, tl.family, j.req)
 		}
@@ -159,6 +173,62 @@ func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, 
 	j.brk = &sb
 	return j, nil
 }
+
+// rewriteRef is an allowed, applied rewrite: its id and the number of
+// requests recorded before it.
+type rewriteRef struct {
+	seq int64
+	id  string
+}
+
+// loadRewrites reads the session's allowed and applied rewrites, in the
+// order the rebuild takes them.
+func loadRewrites(ctx context.Context, q querier, session string) ([]rewriteRef, error) {
+	st, ok := q.(*stmtTx)
+	if !ok {
+		return nil, errors.New("reading rewrites: not in a transaction")
+	}
+	rows, err := query(ctx, st, `SELECT seq, id FROM rewrites WHERE session_id = ? AND decision = 'allow' AND COALESCE(applied, 1) = 1
+		ORDER BY seq, at, id`, session)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rewrites of %q: %w", session, err)
+	}
+	defer rows.Close()
+	var out []rewriteRef
+	for rows.Next() {
+		var r rewriteRef
+		if err := rows.Scan(&r.seq, &r.id); err != nil {
+			return nil, fmt.Errorf("reading the rewrites of %q: %w", session, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// lastRewriteIn is the last of rws (in order) recorded in [from, to): the
+// rewrite between a thread's previous request (from) and the request to.
+func lastRewriteIn(rws []rewriteRef, from, to int64) string {
+	if i := sort.Search(len(rws), func(i int) bool { return rws[i].seq >= to }); i > 0 && rws[i-1].seq >= from {
+		return rws[i-1].id
+	}
+	return ""
+}
+
+// rewriteBetween finds the rewrite recorded in [from, to), reading the
+// session's rewrites once (forgetRewrites drops them when one is added).
+func (l *ledgerState) rewriteBetween(ctx context.Context, q querier, from, to int64) (string, error) {
+	if !l.rewritesLoaded {
+		rws, err := loadRewrites(ctx, q, l.session)
+		if err != nil {
+			return "", err
+		}
+		l.rewrites, l.rewritesLoaded = rws, true
+	}
+	return lastRewriteIn(l.rewrites, from, to), nil
+}
+
+// forgetRewrites says a rewrite was stored: the next break reads them again.
+func (l *ledgerState) forgetRewrites() { l.rewrites, l.rewritesLoaded = nil, false }
 
 // commit remembers a judged request that was stored, and stores its break.
 func (l *ledgerState) commit(ctx context.Context, q querier, j judgement) error {
@@ -191,26 +261,8 @@ func insertBreakTx(ctx context.Context, q querier, b storage.Break) error {
 // rebuildBreaksTx recomputes a session's ledger from its stored rows: the
 // breaks, and each request's cache_ttl.
 func rebuildBreaksTx(ctx context.Context, q *stmtTx, session string) error {
-	type rewrite struct {
-		seq int64
-		id  string
-	}
-	var rws []rewrite
-	rows, err := query(ctx, q, `SELECT seq, id FROM rewrites WHERE session_id = ? AND decision = 'allow' AND COALESCE(applied, 1) = 1
-		ORDER BY seq, at, id`, session)
+	rws, err := loadRewrites(ctx, q, session)
 	if err != nil {
-		return fmt.Errorf("rebuilding the breaks of %q: %w", session, err)
-	}
-	for rows.Next() {
-		var r rewrite
-		if err := rows.Scan(&r.seq, &r.id); err != nil {
-			rows.Close()
-			return fmt.Errorf("rebuilding the breaks of %q: %w", session, err)
-		}
-		rws = append(rws, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	type ttlFix struct{ seq, ttl int64 }
@@ -219,7 +271,7 @@ func rebuildBreaksTx(ctx context.Context, q *stmtTx, session string) error {
 	l := newLedgerState(session)
 	var ledger pricing.Ledger
 	lastSeq := map[string]int64{}
-	rows, err = query(ctx, q, `SELECT seq, at, thread, started_by, provider, model, input, cache_read, cache_write, cache_write_1h,
+	rows, err := query(ctx, q, `SELECT seq, at, thread, started_by, provider, model, input, cache_read, cache_write, cache_write_1h,
 		prices, ttl_seconds, cache_ttl FROM requests WHERE session_id = ? ORDER BY seq`, session)
 	if err != nil {
 		return fmt.Errorf("rebuilding the breaks of %q: %w", session, err)
@@ -236,10 +288,7 @@ func rebuildBreaksTx(ctx context.Context, q *stmtTx, session string) error {
 		r.At = time.UnixMilli(at)
 		lr := l.ledgerRequest(&r, seq)
 		if ps, ok := lastSeq[lr.Thread]; ok && lr.Thread == "" {
-			// the last rewrite recorded in [ps, seq)
-			if i := sort.Search(len(rws), func(i int) bool { return rws[i].seq >= seq }); i > 0 && rws[i-1].seq >= ps {
-				lr.Rewrite = rws[i-1].id
-			}
+			lr.Rewrite = lastRewriteIn(rws, ps, seq)
 		}
 		lastSeq[lr.Thread] = seq
 		key := ledgerKey{lr.Thread, lr.Family}

@@ -468,6 +468,9 @@ func (it *importTx) fold(r storage.Rewrite) error {
 	// A compaction that was asked about through the API (Claude Code's
 	// PreCompact hook) already has its rewrite: the import completes that
 	// row instead of adding a second fold for one compaction.
+	if t.ledger != nil {
+		t.ledger.forgetRewrites()
+	}
 	if linked, err := it.linkTwin(r); err != nil || linked {
 		if linked {
 			t.awaiting, t.touched, t.link = true, true, true
