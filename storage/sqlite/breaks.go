@@ -92,10 +92,9 @@ func (l *ledgerState) ledgerRequest(r *storage.Request, seq int64) pricing.Ledge
 // judgement is the ledger's verdict on one request before it is committed
 // to the state.
 type judgement struct {
-	req   pricing.LedgerRequest
-	next  pricing.LedgerPrev // the family's state after it: next.TTLSeconds is its cache_ttl
-	brk   *storage.Break
-	prevT threadLast
+	req  pricing.LedgerRequest
+	next pricing.LedgerPrev // the family's state after it: next.TTLSeconds is its cache_ttl
+	brk  *storage.Break
 }
 
 // judge looks r up against the session's earlier requests (from memory,
@@ -152,7 +151,7 @@ func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, 
 	if prev.Seq > 0 {
 		pp = &prev
 	}
-	j := judgement{req: lr, next: prev.Next(lr), prevT: tl}
+	j := judgement{req: lr, next: prev.Next(lr)}
 	b, broke := pricing.BreakOf(pp, tl.family, lr)
 	if !broke {
 		return j, nil
