@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"tollgate/pricing"
@@ -41,6 +42,11 @@ type ledgerState struct {
 	// The session's rewrites, read at its first break (rewriteBetween).
 	rewrites       []rewriteRef
 	rewritesLoaded bool
+	// freshFile: the pass is a file's first, so a thread of its own (a
+	// subagent's, named after the file) has no rows stored before it. A
+	// row that was (a copy of the file imported from elsewhere) is a
+	// duplicate, never judged into the ledger.
+	freshFile bool
 }
 
 type ledgerKey struct{ thread, family string }
@@ -105,6 +111,14 @@ func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, 
 	key := ledgerKey{lr.Thread, lr.Family}
 	tl, threadKnown := l.threads[lr.Thread]
 	prev, keyKnown := l.last[key]
+	if !threadKnown && l.newThread(lr.Thread) {
+		threadKnown = true
+		l.threads[lr.Thread] = tl
+		if !keyKnown {
+			prev, keyKnown = pricing.LedgerPrev{}, true
+			l.last[key] = prev
+		}
+	}
 	if !threadKnown {
 		// One read finds the thread's last request, which is most often
 		// also the last of this family.
@@ -171,6 +185,12 @@ func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, 
 	sb := storage.BreakOf(l.session, b)
 	j.brk = &sb
 	return j, nil
+}
+
+// newThread says a thread can have no stored rows: each summary call is
+// its own, and a fresh file's own thread starts with it.
+func (l *ledgerState) newThread(thread string) bool {
+	return strings.HasPrefix(thread, "compaction:") || l.freshFile && thread != ""
 }
 
 // rewriteRef is an allowed, applied rewrite: its id and the number of

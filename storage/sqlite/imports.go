@@ -214,6 +214,8 @@ type importTx struct {
 	// noLedger leaves the cache-break ledger out (DB.SetLedger, to measure
 	// what it costs).
 	noLedger bool
+	// fresh: the pass is the file's first (nothing of it stored before).
+	fresh bool
 }
 
 const insertImportedRequest = `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
@@ -224,7 +226,8 @@ const insertImportedRequest = `INSERT INTO requests (session_id, request_id, seq
 	ON CONFLICT(session_id, request_id) DO NOTHING`
 
 func storeImportTx(ctx context.Context, q *stmtTx, tx *sql.Tx, b ImportBatch, noLedger bool) (ImportStats, error) {
-	it := &importTx{ctx: ctx, q: q, tx: tx, key: ImportKey(b.To.Path), tallies: map[string]*sessionTally{}, noLedger: noLedger}
+	it := &importTx{ctx: ctx, q: q, tx: tx, key: ImportKey(b.To.Path), tallies: map[string]*sessionTally{}, noLedger: noLedger,
+		fresh: b.From.Offset == 0 || b.Restart}
 	if err := it.checkFrom(b.From); err != nil {
 		return it.stats, err
 	}
@@ -329,6 +332,7 @@ func (it *importTx) request(r storage.Request) error {
 	if !it.noLedger {
 		if t.ledger == nil {
 			t.ledger = newLedgerState(r.Session.ID)
+			t.ledger.freshFile = it.fresh
 		}
 		if j, err = t.ledger.judge(it.ctx, it.q, &r, seq); err != nil {
 			return err
