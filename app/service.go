@@ -282,7 +282,7 @@ func (p guardPricer) PriceRequest(profile, provider, model string, at time.Time,
 	if err != nil {
 		return guard.PricedRequest{}, err
 	}
-	return guard.PricedRequest{Cost: pu.Cost, Prices: pu.Prices, PricedBy: string(pu.PricedBy), OffPeak: pu.OffPeak}, nil
+	return guard.PricedRequest{Cost: pu.Cost, Prices: pu.Prices, PricedBy: string(pu.PricedBy), OffPeak: pu.OffPeak, TTLSeconds: pu.TTLSeconds}, nil
 }
 
 func (p guardPricer) CacheModel(profile, provider, model string) (pricing.CacheModel, error) {

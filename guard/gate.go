@@ -111,7 +111,7 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("pricing a recorded request", "session", session, "profile", rec.Profile, "err", err)
 		priced = PricedRequest{PricedBy: "none"}
 	}
-	rec.Cost, rec.Prices, rec.PricedBy, rec.OffPeak = priced.Cost, priced.Prices, priced.PricedBy, priced.OffPeak
+	rec.Cost, rec.Prices, rec.PricedBy, rec.OffPeak, rec.TTLSeconds = priced.Cost, priced.Prices, priced.PricedBy, priced.OffPeak, priced.TTLSeconds
 	st, err := s.store.RecordRequest(r.Context(), rec)
 	if err != nil {
 		s.log.Error("recording a request", "session", session, "err", err)
@@ -125,6 +125,9 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		s.events.publish(EventRequestRecord, api.RequestRecorded{
 			Session: session, RequestID: st.RequestID, Seq: st.Seq, At: st.At, Purpose: st.Purpose, ContextTokens: st.ContextTokens, CostUSD: st.Cost.Total,
 		})
+		if st.Break != nil {
+			s.events.publish(EventBreakDetected, *st.Break)
+		}
 	}
 	writeJSON(w, http.StatusCreated, api.RecordedRequest{
 		Session: session, RequestID: st.RequestID, Seq: st.Seq, ContextTokens: st.ContextTokens,
@@ -160,6 +163,9 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 	if b.ThresholdTokens < 0 {
 		return rec, "thresholdTokens", "must be ≥ 0"
 	}
+	if len(b.Thread) > 256 {
+		return rec, "thread", "longer than 256 bytes"
+	}
 	at := s.now().UTC()
 	if b.At != "" {
 		t, err := time.Parse(time.RFC3339Nano, b.At)
@@ -179,6 +185,8 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 		RequestID: b.RequestID, At: at, Purpose: b.Purpose, Turn: string(b.Turn), Engine: b.Engine,
 		Profile: b.Profile, Provider: b.Provider, Model: b.Model,
 		Usage: pricing.Usage(*b.Usage),
+		// What started an API-reported request is what it was for.
+		Thread: b.Thread, StartedBy: b.Purpose,
 	}
 	return rec, "", ""
 }
@@ -274,7 +282,15 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 		return s.settle(ctx, rec, nil, req.Plan, api.Allow, api.ReasonOff, ""), nil
 	}
 
-	quote, err := s.quote(req, profile, known, now)
+	// The ledger knows when the session's cache entries expire (the TTL
+	// they were written with, 1 h writes included): a question that comes
+	// after that is priced as the expired cache it is, whatever idle time
+	// the harness reported.
+	expired := false
+	if sess, err := s.store.Session(ctx, session); err == nil && sess.CacheWarmUntil != nil && now.After(*sess.CacheWarmUntil) {
+		expired = true
+	}
+	quote, err := s.quote(req, profile, known, now, expired)
 	if err != nil {
 		// A guard fault never blocks the engine.
 		s.log.Error("pricing a rewrite failed; allowing it", "session", session, "err", err)
@@ -348,7 +364,7 @@ func (s *Server) settle(ctx context.Context, rec storage.Rewrite, quote *pricing
 	return d
 }
 
-func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.SessionMeta, at time.Time) (q *pricing.Quote, err error) {
+func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.SessionMeta, at time.Time, expired bool) (q *pricing.Quote, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a pricing bug must not take the gate down
 			q, err = nil, fmt.Errorf("internal error: %v", p)
@@ -360,7 +376,11 @@ func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.Se
 	if err != nil {
 		return nil, err
 	}
-	quote, err := pricing.NewQuote(req.ToQuoteRequest(model, at))
+	qr := req.ToQuoteRequest(model, at)
+	if expired {
+		qr.IdleSeconds = max(qr.IdleSeconds, float64(model.TTLSeconds)+1)
+	}
+	quote, err := pricing.NewQuote(qr)
 	if err != nil {
 		return nil, err
 	}

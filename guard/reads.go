@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -106,6 +107,55 @@ func (s *Server) handleSpend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, sp)
+}
+
+func (s *Server) handleSessionBreaks(w http.ResponseWriter, r *http.Request) {
+	b, err := s.store.SessionBreaks(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, "session "+strconv.Quote(r.PathValue("id")), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// handleBreaks sums the cache breaks of the last days (?days=N, default
+// 30, from the start of the local day in ?tz) and names the costliest
+// sessions (?limit=N, default 10).
+func (s *Server) handleBreaks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	loc := time.UTC
+	if tz := q.Get("tz"); tz != "" {
+		l, err := time.LoadLocation(tz)
+		if err != nil {
+			writeFieldError(w, "tz", "unknown time zone "+strconv.Quote(tz)+": want an IANA name such as Europe/Berlin")
+			return
+		}
+		loc = l
+	}
+	days, limit := 30, 10
+	for _, p := range []struct {
+		name     string
+		dst      *int
+		min, max int
+	}{{"days", &days, 1, 3660}, {"limit", &limit, 1, 100}} {
+		if v := q.Get(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < p.min || n > p.max {
+				writeFieldError(w, p.name, fmt.Sprintf("want %d to %d", p.min, p.max))
+				return
+			}
+			*p.dst = n
+		}
+	}
+	now := s.now().In(loc)
+	since := time.Date(now.Year(), now.Month(), now.Day()-(days-1), 0, 0, 0, 0, loc)
+	sum, err := s.store.BreakSummary(r.Context(), since, limit)
+	if err != nil {
+		s.storeError(w, "breaks", err)
+		return
+	}
+	sum.Days = days
+	writeJSON(w, http.StatusOK, sum)
 }
 
 func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {

@@ -192,6 +192,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/sessions/{id}/export", s.handleExport)
 	m.HandleFunc("GET /v1/export", s.handleExport)
 	m.HandleFunc("GET /v1/spend", s.handleSpend)
+	m.HandleFunc("GET /v1/sessions/{id}/breaks", s.handleSessionBreaks)
+	m.HandleFunc("GET /v1/breaks", s.handleBreaks)
 
 	m.HandleFunc("GET /v1/profiles", s.handleProfiles)
 	m.HandleFunc("PUT /v1/profiles/{name}", s.handlePutProfile)

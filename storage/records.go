@@ -72,6 +72,28 @@ type Request struct {
 	Prices    string // JSON of the prices used
 	PricedBy  string
 	OffPeak   bool
+	// Thread is the conversation the request continues ("" the main one;
+	// ThreadOf fills it for subagents and summary calls that do not say),
+	// StartedBy what started it; TTLSeconds is its profile's ttlSeconds
+	// (0: 300). The cache-break ledger reads all three.
+	Thread     string
+	StartedBy  string
+	TTLSeconds int64
+}
+
+// ThreadOf is the thread a request belongs to when its source names none:
+// the main conversation, one thread for the subagents, and a thread of its
+// own for each summary call (a start, never compared with another).
+func ThreadOf(purpose, thread, requestID string) string {
+	switch {
+	case thread != "":
+		return thread
+	case purpose == PurposeSubagent:
+		return "subagent"
+	case purpose == PurposeCompaction:
+		return "compaction:" + requestID
+	}
+	return ""
 }
 
 // StoredRequest is a committed request row.
@@ -88,6 +110,85 @@ type StoredRequest struct {
 	// Duplicate is set when the request id was stored before: nothing new
 	// was written and the fields are the first answer's.
 	Duplicate bool
+	// Break is the cache break the request showed, if any.
+	Break *Break
+}
+
+// Break is one cache break of a session's ledger (GET
+// /v1/sessions/{id}/breaks): a request that read less from the prefix cache
+// than the previous request of its thread and model had sent.
+type Break struct {
+	Session   string    `json:"session,omitempty"`
+	Seq       int64     `json:"seq"`
+	At        time.Time `json:"at"`
+	Thread    string    `json:"thread"`
+	Model     string    `json:"model"`
+	Cause     string    `json:"cause"` // rewrite | idle | family | prefix
+	StartedBy string    `json:"startedBy"`
+	// GapSeconds is the time since the previous request of the family,
+	// TTLSeconds how long its entries were to live.
+	GapSeconds           float64 `json:"gapSeconds"`
+	TTLSeconds           int64   `json:"ttlSeconds"`
+	ExpectedCachedTokens int64   `json:"expectedCachedTokens"`
+	CacheReadTokens      int64   `json:"cacheReadTokens"`
+	RebilledTokens       int64   `json:"rebilledTokens"`
+	PremiumUSD           float64 `json:"premiumUSD"`
+	// Rewrite is the fold or prune that caused it (cause rewrite), else null.
+	Rewrite *string `json:"rewrite"`
+}
+
+// BreakOf turns a ledger entry into the stored record.
+func BreakOf(session string, b pricing.Break) Break {
+	out := Break{Session: session, Seq: b.Seq, At: b.At.UTC(), Thread: b.Thread, Model: b.Model, Cause: string(b.Cause), StartedBy: b.StartedBy,
+		GapSeconds: b.GapSeconds, TTLSeconds: b.TTLSeconds, ExpectedCachedTokens: b.ExpectedCachedTokens,
+		CacheReadTokens: b.CacheReadTokens, RebilledTokens: b.RebilledTokens, PremiumUSD: b.PremiumUSD}
+	if b.Rewrite != "" {
+		id := b.Rewrite
+		out.Rewrite = &id
+	}
+	return out
+}
+
+// SessionBreaks is GET /v1/sessions/{id}/breaks.
+type SessionBreaks struct {
+	Breaks []Break `json:"breaks"`
+}
+
+// BreakSession is one session of the breaks summary.
+type BreakSession struct {
+	Session        string  `json:"session"`
+	Title          string  `json:"title"`
+	Harness        string  `json:"harness"`
+	Breaks         int64   `json:"breaks"`
+	RebilledTokens int64   `json:"rebilledTokens"`
+	PremiumUSD     float64 `json:"premiumUSD"`
+	// TopCause is the cause of most of its premium.
+	TopCause string `json:"topCause"`
+}
+
+// BreakCauseStarted is one (cause, what started it) pair of the summary:
+// what a plain-words line about a dominant cause needs.
+type BreakCauseStarted struct {
+	Cause          string  `json:"cause"`
+	StartedBy      string  `json:"startedBy"`
+	Breaks         int64   `json:"breaks"`
+	RebilledTokens int64   `json:"rebilledTokens"`
+	PremiumUSD     float64 `json:"premiumUSD"`
+}
+
+// BreakSummary is GET /v1/breaks?days=N.
+type BreakSummary struct {
+	Days  int       `json:"days"`
+	Since time.Time `json:"since"`
+	// ByCause sums the period's breaks per cause, the largest premium first.
+	ByCause []pricing.CauseTotal `json:"byCause"`
+	// ByStart splits them further by what started the request.
+	ByStart []BreakCauseStarted `json:"byStart"`
+	// Sessions are the costliest sessions, by premium.
+	Sessions       []BreakSession `json:"sessions"`
+	Breaks         int64          `json:"breaks"`
+	RebilledTokens int64          `json:"rebilledTokens"`
+	PremiumUSD     float64        `json:"premiumUSD"`
 }
 
 // SummaryCall is the usage of a fold's summary call, when known.
@@ -150,6 +251,10 @@ type Session struct {
 	ContextWindow     int64         `json:"contextWindow"`
 	ThresholdTokens   int64         `json:"thresholdTokens"`
 	LastContextTokens int64         `json:"lastContextTokens"`
+	// CacheWarmUntil is when the cache entries of the main conversation's
+	// last request expire (its time plus the TTL they live by); null when
+	// it showed no cache activity.
+	CacheWarmUntil *time.Time `json:"cacheWarmUntil"`
 }
 
 // SessionList is GET /v1/sessions.

@@ -595,6 +595,7 @@ type priceCache struct {
 	json   string
 	by     config.PricedBy
 	off    bool
+	ttl    int64
 }
 
 func (r *importRun) price(pc *priceCache, meta storage.SessionMeta, q *importer.Request) (*storage.Request, error) {
@@ -617,7 +618,7 @@ func (r *importRun) price(pc *priceCache, meta storage.SessionMeta, q *importer.
 			return nil, err
 		}
 		cost = pu.Cost
-		*pc = priceCache{key: key, minute: minute, json: pu.Prices, by: pu.PricedBy, off: pu.OffPeak}
+		*pc = priceCache{key: key, minute: minute, json: pu.Prices, by: pu.PricedBy, off: pu.OffPeak, ttl: pu.TTLSeconds}
 		if err := json.Unmarshal([]byte(pu.Prices), &pc.prices); err != nil {
 			pc.json = "" // never reuse what cannot be read back
 		}
@@ -626,6 +627,7 @@ func (r *importRun) price(pc *priceCache, meta storage.SessionMeta, q *importer.
 		Session: meta, RequestID: q.ID, At: q.At, Purpose: q.Purpose, Profile: q.Profile, Provider: q.Provider, Model: q.Model,
 		Usage: q.Usage,
 		Cost:  cost, Prices: pc.json, PricedBy: string(pc.by), OffPeak: pc.off,
+		Thread: q.Thread, StartedBy: q.StartedBy, TTLSeconds: pc.ttl,
 	}, nil
 }
 

@@ -61,6 +61,7 @@ type RequestReport struct {
 	Provider        string       `json:"provider,omitempty"`
 	Model           string       `json:"model,omitempty"`
 	Purpose         string       `json:"purpose,omitempty"` // conversation | compaction | subagent
+	Thread          string       `json:"thread,omitempty"`  // the conversation it continues ("" the main one; each subagent its own): the cache-break ledger's unit
 	Turn            Turn         `json:"turn,omitempty"`
 	At              string       `json:"at,omitempty"` // RFC 3339 (see At); absent: when the guard receives it
 	ContextWindow   int64        `json:"contextWindow,omitempty"`

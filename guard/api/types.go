@@ -24,6 +24,12 @@ type (
 	SpendRow        = storage.SpendRow
 	Spend           = storage.Spend
 	ExportedRequest = storage.ExportedRequest
+	// The cache-break ledger: GET /v1/sessions/{id}/breaks, GET /v1/breaks,
+	// and the break.detected event (a Break with its session).
+	Break         = storage.Break
+	SessionBreaks = storage.SessionBreaks
+	BreakSummary  = storage.BreakSummary
+	BreakSession  = storage.BreakSession
 )
 
 // Decision is the gate's answer about one rewrite.

@@ -103,6 +103,10 @@ func (db *DB) Reprice(ctx context.Context, sessionID string, price Repricer) (re
 				WHERE id = ?`, s, s, s); err != nil {
 				return nil, err
 			}
+			// The premiums follow the new prices.
+			if err := rebuildBreaksTx(ctx, tx.(*stmtTx), s); err != nil {
+				return nil, err
+			}
 		}
 		sessions = int64(len(touched))
 		return nil, nil

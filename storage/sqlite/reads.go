@@ -22,7 +22,8 @@ const sessionColumns = `s.id, s.harness, s.profile, s.provider, s.model, s.title
 	s.context_window, s.threshold_tokens, s.last_context, COALESCE(m.mode, ''),
 	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id),
 	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id AND w.decision = 'allow' AND COALESCE(w.applied, 1) = 1 AND w.reason != 'off'),
-	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id AND w.decision = 'decline')`
+	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id AND w.decision = 'decline'),
+	(SELECT CASE WHEN r.cache_ttl > 0 THEN r.at + r.cache_ttl * 1000 END FROM requests r WHERE r.session_id = s.id AND r.thread = '' ORDER BY r.seq DESC LIMIT 1)`
 
 const sessionFrom = ` FROM sessions s LEFT JOIN session_modes m ON m.session_id = s.id`
 
@@ -30,11 +31,16 @@ func scanSession(row scanner) (storage.Session, error) {
 	var s storage.Session
 	var started, last int64
 	var byDefault int
+	var warm sql.NullInt64
 	err := row.Scan(&s.ID, &s.Harness, &s.Profile, &s.Provider, &s.Model, &s.Title, &started, &last, &s.Requests,
 		&s.Tokens.Input, &s.Tokens.CacheRead, &s.Tokens.CacheWrite, &s.Tokens.CacheWrite1h, &s.Tokens.Output, &s.CostUSD, &byDefault,
-		&s.ContextWindow, &s.ThresholdTokens, &s.LastContextTokens, &s.SessionMode, &s.Rewrites, &s.Folds, &s.Declined)
+		&s.ContextWindow, &s.ThresholdTokens, &s.LastContextTokens, &s.SessionMode, &s.Rewrites, &s.Folds, &s.Declined, &warm)
 	if err != nil {
 		return s, err
+	}
+	if warm.Valid {
+		t := time.UnixMilli(warm.Int64).UTC()
+		s.CacheWarmUntil = &t
 	}
 	s.StartedAt = time.UnixMilli(started).UTC()
 	s.LastAt = time.UnixMilli(last).UTC()
@@ -294,7 +300,7 @@ func (db *DB) DeleteAll(ctx context.Context) (int64, error) {
 			return nil, err
 		}
 		n, _ := r.RowsAffected()
-		for _, t := range []string{"session_modes", "imports", "rewrites", "requests"} {
+		for _, t := range []string{"session_modes", "imports", "breaks", "rewrites", "requests"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 				return nil, err
 			}
