@@ -429,6 +429,9 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	atEOF := false
 	key := job.path
 	if job.src.Reader != nil {
+		if c, ok := job.src.Reader.(io.Closer); ok {
+			defer c.Close() // a spooled upload holds a descriptor only while it is read
+		}
 		// An upload: its key is its name and first bytes, so the same log
 		// uploaded again (or grown) continues where it stopped, and another
 		// log of the same name is another file.
@@ -448,7 +451,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		size = -1
 		atEOF = true
 	} else {
-		f, err := os.Open(job.path)
+		f, err := importer.OpenRegular(job.path)
 		if err != nil {
 			return fail(p, err)
 		}
@@ -516,7 +519,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 			return fail(p, err)
 		}
 	}
-	counted := countingReader{r: in, n: &r.bytesDone}
+	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
 	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF})
 	if err != nil {
 		return fail(p, err)
