@@ -111,6 +111,12 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("pricing a recorded request", "session", session, "profile", rec.Profile, "err", err)
 		priced = PricedRequest{PricedBy: "none"}
 	}
+	if field := storage.CheckCost(priced.Cost); field != "" {
+		// Prices are bounded where they are set, so this is a bug or a
+		// config edited under us: store the usage at zero cost, as above.
+		s.log.Error("pricing a recorded request gave a cost out of range", "session", session, "profile", rec.Profile, "field", field)
+		priced = PricedRequest{PricedBy: "none"}
+	}
 	rec.Cost, rec.Prices, rec.PricedBy, rec.OffPeak = priced.Cost, priced.Prices, priced.PricedBy, priced.OffPeak
 	st, err := s.store.RecordRequest(r.Context(), rec)
 	if err != nil {
@@ -165,6 +171,9 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 		t, err := time.Parse(time.RFC3339Nano, b.At)
 		if err != nil {
 			return rec, "at", "want an RFC 3339 time such as 2026-11-30T10:00:00Z"
+		}
+		if why := storage.CheckTime(t, s.now()); why != "" {
+			return rec, "at", b.At + " is " + why
 		}
 		at = t.UTC()
 	}

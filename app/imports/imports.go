@@ -544,15 +544,25 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens}
 	batch.Items = make([]sqlite.ImportItem, 0, len(res.Records))
 	var pc priceCache
+	now := time.Now()
 	for _, rec := range res.Records {
 		if q := rec.Request; q != nil {
+			if why := storage.CheckTime(q.At, now); why != "" && !q.At.IsZero() {
+				return fail(p, fmt.Errorf("%s:%d: time %s is %s", job.path, q.Line, q.At.Format(time.RFC3339), why))
+			}
 			sr, err := r.price(&pc, meta, q)
 			if err != nil {
 				return fail(p, fmt.Errorf("%s:%d: pricing: %w", job.path, q.Line, err))
 			}
+			if field := storage.CheckCost(sr.Cost); field != "" {
+				return fail(p, fmt.Errorf("%s:%d: pricing: %s is out of range", job.path, q.Line, field))
+			}
 			batch.Items = append(batch.Items, sqlite.ImportItem{Request: sr})
 		}
 		if f := rec.Fold; f != nil {
+			if why := storage.CheckTime(f.At, now); why != "" && !f.At.IsZero() {
+				return fail(p, fmt.Errorf("%s: fold %s: time %s is %s", job.path, f.ID, f.At.Format(time.RFC3339), why))
+			}
 			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: &storage.Rewrite{
 				ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger, Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan(),
 			}})

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
 	"time"
 
 	"tollgate/storage"
@@ -117,25 +119,33 @@ const rewriteColumns = `r.id, r.session_id, r.seq, r.at, r.engine, r.turn, r.tri
 
 type scanner interface{ Scan(...any) error }
 
-func scanRewrite(row scanner) (storage.Rewrite, error) {
-	var r storage.Rewrite
+func scanRewrite(row scanner) (r storage.Rewrite, err error) {
 	var at, deadline, decided int64
 	var predicted, actual, applied sql.NullInt64
 	var sc storage.SummaryCall
-	err := row.Scan(&r.ID, &r.Session.ID, &r.Seq, &at, &r.Engine, &r.Turn, &r.Trigger, &r.Kind, &r.Source, &r.Mode, &r.Status,
-		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &actual, &r.CostUSD,
-		&sc.Input, &sc.CacheRead, &sc.CacheWrite, &sc.Output, &sc.CostUSD,
+	var cost, scCost sql.NullFloat64
+	err = row.Scan(&r.ID, &r.Session.ID, &r.Seq, &at, &r.Engine, &r.Turn, &r.Trigger, &r.Kind, &r.Source, &r.Mode, &r.Status,
+		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &actual, &cost,
+		&sc.Input, &sc.CacheRead, &sc.CacheWrite, &sc.Output, &scCost,
 		&deadline, &decided, &applied, &r.OutcomeError, &r.Plan, &r.Quote)
 	if err != nil {
 		return r, err
 	}
-	r.At = time.UnixMilli(at).UTC()
+	var bad badFields
+	r.At = bad.time("at", at)
+	r.CostUSD = bad.usd("costUSD", cost)
+	sc.CostUSD = bad.usd("summaryCall.costUSD", scCost)
 	if deadline != 0 {
-		r.DeadlineAt = time.UnixMilli(deadline).UTC()
+		r.DeadlineAt = bad.time("deadlineAt", deadline)
 	}
 	if decided != 0 {
-		r.DecidedAt = time.UnixMilli(decided).UTC()
+		r.DecidedAt = bad.time("decidedAt", decided)
 	}
+	defer func() {
+		if err == nil {
+			err = bad.err("rewrite", r.ID)
+		}
+	}()
 	if predicted.Valid {
 		r.PredictedCold = &predicted.Int64
 	}
@@ -158,6 +168,11 @@ func (db *DB) Rewrite(ctx context.Context, id string) (storage.Rewrite, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("reading rewrite %s: %w", id, storage.ErrNotFound)
 	}
+	var bad *BadRowError
+	if errors.As(err, &bad) {
+		slog.Warn("storage: a stored rewrite has values out of range; served with them zeroed", "err", err)
+		return r, nil
+	}
 	if err != nil {
 		return r, fmt.Errorf("reading rewrite %s: %w", id, err)
 	}
@@ -175,7 +190,8 @@ func (db *DB) SessionRewrites(ctx context.Context, sessionID string) ([]storage.
 	for rows.Next() {
 		r, err := scanRewrite(rows)
 		if err != nil {
-			return nil, fmt.Errorf("reading rewrites of %q: %w", sessionID, err)
+			skipRow("rewrites of "+strconv.Quote(sessionID), err)
+			continue
 		}
 		out = append(out, r)
 	}
