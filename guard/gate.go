@@ -316,9 +316,17 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 	if req.DeadlineSeconds > 0 {
 		timeout = min(timeout, time.Duration(req.DeadlineSeconds*float64(time.Second)))
 	}
+	if ok, why := s.broker.reserve(session); !ok {
+		// A guard that cannot take a question never blocks the engine: the
+		// rewrite goes ahead unasked, and the answer says why.
+		s.log.Warn("rewrite allowed unasked: too many questions wait", "session", session, "rewrite", rec.ID, "why", why)
+		return s.settle(ctx, rec, quote, req.Plan, api.Allow, api.ReasonQuestionLimit,
+			"tollgate could not take the question: "+why+"; allowed without asking"), nil
+	}
 	rec.DeadlineAt = now.Add(timeout)
 	rec.Status = api.StatusPending
 	if _, err := s.store.CreateRewrite(ctx, rec); err != nil {
+		s.broker.release(session)
 		s.log.Error("storing a question failed; allowing the rewrite", "session", session, "err", err)
 		return decisionFor(rec, quote, req.Plan, api.Allow, api.ReasonPricingFailed), nil
 	}

@@ -360,6 +360,9 @@ func (c *Client) AskRewrite(ctx context.Context, session string, req api.Rewrite
 		return Unguarded(req.Plan, err)
 	}
 	c.reachable()
+	if d.Reason == api.ReasonQuestionLimit {
+		c.log.Warn("tollgate could not take the question; the rewrite goes ahead unasked", "session", session, "message", d.Message)
+	}
 	return d
 }
 
