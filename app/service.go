@@ -149,12 +149,9 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		return nil, err
 	}
 	s.Server = srv
-	s.http = &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	go func() { s.serveErr <- s.http.Serve(ln) }()
+	s.http = srv.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	limited := guard.LimitListener(ln, guard.DefaultConnLimits())
+	go func() { s.serveErr <- s.http.Serve(limited) }()
 
 	// The listener is accepting (Serve runs on a bound socket): publish it.
 	if err := home.WriteAPIInfo(opts.Home, home.APIInfo{URL: url, Token: token, PID: os.Getpid(), Version: opts.Version, Desktop: opts.Desktop}); err != nil {

@@ -109,6 +109,7 @@ func (p hostPolicy) allowedOrigin(origin string) bool {
 func (p hostPolicy) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.allowedHost(r.Host) {
+			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusForbidden, "Host "+strconv.Quote(r.Host)+" is not a loopback name; use http://127.0.0.1:"+p.port)
 			return
 		}
@@ -119,6 +120,7 @@ func (p hostPolicy) checkHost(next http.Handler) http.Handler {
 func (p hostPolicy) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !p.allowedOrigin(origin) {
+			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusForbidden, "cross-origin request from "+strconv.Quote(origin)+" refused")
 			return
 		}
@@ -162,17 +164,21 @@ func (a authenticator) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := r.Header.Get("Authorization"); h != "" {
 			if a.validBearer(h) {
+				proveConn(r.Context())
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxClient, "token")))
 				return
 			}
+			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusUnauthorized, "wrong token: read it from api.json or run `tollgate token`")
 			return
 		}
 		if c, err := r.Cookie(a.cookieName); err == nil && a.validCookie(c.Value) {
+			proveConn(r.Context())
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxClient, "cookie")))
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tollgate"`)
+		w.Header().Set("Connection", "close") // a refused caller keeps no descriptor
 		writeError(w, http.StatusUnauthorized, "not logged in: run `tollgate login` and open the URL it prints, or send Authorization: Bearer <token>")
 	})
 }
