@@ -210,7 +210,7 @@ func (b *broker) decide(ctx context.Context, id, decision, reason, answeredBy st
 	if decision == api.Decline {
 		b.mute(q.rec.Session.ID, q.rec.Turn)
 	}
-	if err := b.s.store.DecideRewrite(ctx, id, decision, reason, q.rec.Mode, q.answer.Order, b.s.now()); err != nil {
+	if err := b.s.store.DecideRewrite(ctx, id, decision, reason, q.rec.Mode, q.answer.Order, answeredBy, b.s.now()); err != nil {
 		b.s.log.Error("storing a decision", "rewrite", id, "err", err)
 	}
 	close(q.done)

@@ -455,7 +455,7 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 		writeFieldError(w, "choice", "want allow-once, not-now or always-session")
 		return
 	}
-	ans, err := s.broker.decide(r.Context(), id, decision, api.ReasonUser, Caller(r.Context()), false)
+	ans, err := s.broker.decide(r.Context(), id, decision, api.ReasonUser, answeredBy(r.Context()), false)
 	switch {
 	case errors.Is(err, storage.ErrAlreadyDecided):
 		writeError(w, http.StatusConflict, "already decided: "+ans.Decision+" ("+ans.Reason+")")
@@ -508,4 +508,12 @@ func (s *Server) handleOutcome(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// answeredBy names the owner's door a question was answered through.
+func answeredBy(ctx context.Context) string {
+	if who := Caller(ctx); who != "" {
+		return who
+	}
+	return CallerWindow
 }

@@ -42,8 +42,19 @@ type ctxKey int
 
 const (
 	ctxTrusted   ctxKey = iota // the request came through the in-process window chain
-	ctxClient                  // how the caller authenticated: "token", "cookie", "window"
+	ctxClient                  // how the caller authenticated: one of the Caller… values
 	ctxBodyLimit               // the request's body limit, for the 413 message
+)
+
+// Callers: how a request was admitted. Every caller but the harness is the
+// owner (ARCHITECTURE.md, "The API"); the owner's names are what a decided
+// question records as answeredBy.
+const (
+	CallerWindow     = "window"      // the in-process trusted chain
+	CallerBrowser    = "browser"     // the login cookie
+	CallerOwnerToken = "owner-token" // Authorization: Bearer <home>/owner.token
+	CallerHarness    = "harness"     // Authorization: Bearer <api.json token>
+	CallerTray       = "tray"        // the tray menu (in-process)
 )
 
 // Caller says how a request was admitted.
@@ -128,17 +139,29 @@ func (p hostPolicy) checkOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// authenticator admits a bearer token (harnesses) or a login cookie (the
-// browser UI). The cookie is an HMAC of a random id under the token, so it
-// survives restarts and dies with `tollgate token --rotate`.
+// authenticator admits a bearer token — the harness token of api.json or
+// the owner token of <home>/owner.token — or a login cookie (the browser
+// UI, an owner). The cookie is an HMAC of a random id and the listener's
+// port under both tokens, so it survives restarts, is good on this port only
+// (browsers share cookies across ports), and dies when either token is
+// rotated.
 type authenticator struct {
 	token      func() string
+	ownerToken func() string // nil: no owner token
 	cookieName string
+	port       string
+}
+
+func (a authenticator) owner() string {
+	if a.ownerToken == nil {
+		return ""
+	}
+	return a.ownerToken()
 }
 
 func (a authenticator) cookieValue(id string) string {
-	mac := hmac.New(sha256.New, []byte(a.token()))
-	mac.Write([]byte("tollgate-cookie:" + id))
+	mac := hmac.New(sha256.New, []byte(a.token()+"\x00"+a.owner()))
+	mac.Write([]byte("tollgate-cookie:" + a.port + ":" + id))
 	return id + "." + hex.EncodeToString(mac.Sum(nil))
 }
 
@@ -150,22 +173,34 @@ func (a authenticator) validCookie(v string) bool {
 	return subtle.ConstantTimeCompare([]byte(v), []byte(a.cookieValue(id))) == 1
 }
 
-func (a authenticator) validBearer(header string) bool {
+// bearer says which token the header carries: CallerHarness,
+// CallerOwnerToken, or "" for neither.
+func (a authenticator) bearer(header string) string {
 	tok, ok := strings.CutPrefix(header, "Bearer ")
 	if !ok {
-		return false
+		return ""
 	}
-	want := a.token()
-	return want != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(want)) == 1
+	tok = strings.TrimSpace(tok)
+	// Both compared, constant-time, whichever matches.
+	harness, owner := a.token(), a.owner()
+	isHarness := harness != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(harness)) == 1
+	isOwner := owner != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(owner)) == 1
+	switch {
+	case isOwner:
+		return CallerOwnerToken
+	case isHarness:
+		return CallerHarness
+	}
+	return ""
 }
 
 // authenticate guards everything under /v1/.
 func (a authenticator) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := r.Header.Get("Authorization"); h != "" {
-			if a.validBearer(h) {
+			if who := a.bearer(h); who != "" {
 				proveConn(r.Context())
-				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxClient, "token")))
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxClient, who)))
 				return
 			}
 			w.Header().Set("Connection", "close")
@@ -174,12 +209,56 @@ func (a authenticator) authenticate(next http.Handler) http.Handler {
 		}
 		if c, err := r.Cookie(a.cookieName); err == nil && a.validCookie(c.Value) {
 			proveConn(r.Context())
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxClient, "cookie")))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxClient, CallerBrowser)))
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tollgate"`)
 		w.Header().Set("Connection", "close") // a refused caller keeps no descriptor
 		writeError(w, http.StatusUnauthorized, "not logged in: run `tollgate login` and open the URL it prints, or send Authorization: Bearer <token>")
+	})
+}
+
+// ownerRoutes need the owner: the window, a browser session or the owner
+// token. The harness token (api.json, which every integration reads)
+// registers engines, records usage, asks, reports outcomes and reads; it
+// cannot answer its own question, change modes, settings or profiles,
+// delete, re-price, rotate tokens or mint login URLs (like Tailscale's
+// LocalAPI PermitRead/PermitWrite). Rooms mark their routes with
+// Route.Owner. GET /v1/events?answers=1 (a question provider) needs the
+// owner too.
+var ownerRoutes = map[string]bool{
+	"POST /v1/login":                true,
+	"POST /v1/token/rotate":         true,
+	"POST /v1/rewrites/{id}/answer": true,
+	"PUT /v1/mode":                  true,
+	"DELETE /v1/sessions":           true,
+	"DELETE /v1/sessions/{id}":      true,
+	"PUT /v1/profiles/{name}":       true,
+	"PUT /v1/settings":              true,
+	"POST /v1/reprice":              true,
+}
+
+// NeedsOwner reports whether the request needs the owner (a harness token
+// gets 403 for it).
+func (s *Server) NeedsOwner(r *http.Request) bool { return s.needsOwner(r) }
+
+func (s *Server) needsOwner(r *http.Request) bool {
+	_, pattern := s.mux.Handler(r)
+	if pattern == "GET /v1/events" {
+		return r.URL.Query().Get("answers") == "1"
+	}
+	return s.ownerRoutes[pattern]
+}
+
+// permit refuses a harness what needs the owner, with 403.
+func (s *Server) permit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if Caller(r.Context()) == CallerHarness && s.needsOwner(r) {
+			writeError(w, http.StatusForbidden, r.Method+" "+r.URL.Path+" needs the owner: the tollgate window, a browser session (`tollgate login`) "+
+				"or the owner token in owner.token; the harness token of api.json cannot do it")
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -213,7 +292,7 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 func trusted(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := context.WithValue(r.Context(), ctxTrusted, true)
-		ctx = context.WithValue(ctx, ctxClient, "window")
+		ctx = context.WithValue(ctx, ctxClient, CallerWindow)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -15,7 +15,10 @@ import (
 	"time"
 )
 
-const testToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+const (
+	testToken      = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	testOwnerToken = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+)
 
 type fakeClock struct {
 	mu sync.Mutex
@@ -42,13 +45,14 @@ func newTestServer(t *testing.T, clock *fakeClock) (*Server, *httptest.Server) {
 		t.Fatal(err)
 	}
 	opts := Options{
-		Version:  "test",
-		Assets:   testAssets,
-		Token:    func() string { return testToken },
-		BaseURL:  "http://" + ln.Addr().String(),
-		Settings: newTestSettings("ask"),
-		Store:    openTestStore(t),
-		Pricer:   testPricer{},
+		Version:    "test",
+		Assets:     testAssets,
+		Token:      func() string { return testToken },
+		OwnerToken: func() string { return testOwnerToken },
+		BaseURL:    "http://" + ln.Addr().String(),
+		Settings:   newTestSettings("ask"),
+		Store:      openTestStore(t),
+		Pricer:     testPricer{},
 	}
 	if clock != nil {
 		opts.Now = clock.Now
@@ -104,7 +108,7 @@ func TestTCPSecurityLayers(t *testing.T) {
 		{name: "origin null", method: "GET", path: "/v1/health", origin: "null", cookie: cookie, want: 403},
 		{name: "origin own", method: "GET", path: "/v1/health", origin: own, cookie: cookie, want: 200},
 		{name: "origin own localhost", method: "GET", path: "/v1/health", origin: "http://localhost:" + itoa(port), cookie: cookie, want: 200},
-		{name: "body 2 MiB", method: "POST", path: "/v1/login", token: testToken, body: 2 << 20, want: 413},
+		{name: "body 2 MiB", method: "POST", path: "/v1/login", token: testOwnerToken, body: 2 << 20, want: 413},
 		{name: "body 2 MiB unauthenticated is 401 first", method: "POST", path: "/v1/login", body: 2 << 20, want: 401},
 		{name: "surface endpoint takes 2 MiB", method: "POST", path: "/v1/sessions/s1/requests", token: testToken, body: 2 << 20, want: 400},
 		{name: "surface endpoint 17 MiB", method: "POST", path: "/v1/sessions/s1/rewrites", token: testToken, body: 17 << 20, want: 413},

@@ -156,6 +156,7 @@ type Rewrite struct {
 	Status        string
 	Decision      string
 	Reason        string
+	AnsweredBy    string // the owner's door of a user's answer: window, browser, tray, owner-token
 	Order         string
 	PreTokens     int64
 	PredictedCold *int64
@@ -240,6 +241,7 @@ type Fold struct {
 	SummaryCall         *FoldSummaryCall `json:"summaryCall"`
 	Decision            string           `json:"decision"`
 	Reason              string           `json:"reason"`
+	AnsweredBy          string           `json:"answeredBy"` // window, browser, tray, owner-token ("" unless a user answered)
 	Mode                string           `json:"mode"`
 	Order               string           `json:"order"`
 	Applied             *bool            `json:"applied"`
@@ -255,7 +257,7 @@ type Fold struct {
 func FoldOf(r Rewrite) Fold {
 	f := Fold{
 		Rewrite: r.ID, Seq: r.Seq, At: r.At, Kind: r.Kind, Trigger: r.Trigger, PreTokens: r.PreTokens,
-		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason,
+		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason, AnsweredBy: r.AnsweredBy,
 		Mode: r.Mode, Order: r.Order, Applied: r.Applied, CostUSD: r.CostUSD, Source: r.Source, Turn: r.Turn,
 	}
 	if r.Quote != "" && r.Quote != "null" {

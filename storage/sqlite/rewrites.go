@@ -67,11 +67,13 @@ func createRewriteTx(ctx context.Context, tx querier, r storage.Rewrite) (storag
 
 // DecideRewrite records the decision of a pending rewrite. A rewrite is
 // decided once: a second decision gets storage.ErrAlreadyDecided.
-func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, order string, at time.Time) error {
+// answeredBy names who answered (window, browser, tray, owner-token; ""
+// when nobody did: a timeout).
+func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, order, answeredBy string, at time.Time) error {
 	_, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		res, err := tx.ExecContext(ctx, `UPDATE rewrites SET status = 'decided', decision = ?, reason = ?, mode = ?,
-			order_name = CASE WHEN ? = '' THEN order_name ELSE ? END, decided_at = ?
-			WHERE id = ? AND status = 'pending'`, decision, reason, mode, order, order, at.UnixMilli(), id)
+			order_name = CASE WHEN ? = '' THEN order_name ELSE ? END, decided_at = ?, answered_by = ?
+			WHERE id = ? AND status = 'pending'`, decision, reason, mode, order, order, at.UnixMilli(), answeredBy, id)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +117,7 @@ func (db *DB) SetRewriteOutcome(ctx context.Context, id string, applied bool, er
 const rewriteColumns = `r.id, r.session_id, r.seq, r.at, r.engine, r.turn, r.trigger, r.kind, r.source, r.mode, r.status,
 	r.decision, r.reason, r.order_name, r.pre_tokens, r.predicted_cold, r.actual_cold, r.cost_usd,
 	r.summary_input, r.summary_cache_read, r.summary_cache_write, r.summary_output, r.summary_cost_usd,
-	r.deadline_at, r.decided_at, r.applied, r.outcome_error, r.plan, r.quote`
+	r.deadline_at, r.decided_at, r.applied, r.outcome_error, r.plan, r.quote, r.answered_by`
 
 type scanner interface{ Scan(...any) error }
 
@@ -127,7 +129,7 @@ func scanRewrite(row scanner) (r storage.Rewrite, err error) {
 	err = row.Scan(&r.ID, &r.Session.ID, &r.Seq, &at, &r.Engine, &r.Turn, &r.Trigger, &r.Kind, &r.Source, &r.Mode, &r.Status,
 		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &actual, &cost,
 		&sc.Input, &sc.CacheRead, &sc.CacheWrite, &sc.Output, &scCost,
-		&deadline, &decided, &applied, &r.OutcomeError, &r.Plan, &r.Quote)
+		&deadline, &decided, &applied, &r.OutcomeError, &r.Plan, &r.Quote, &r.AnsweredBy)
 	if err != nil {
 		return r, err
 	}
