@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"tollgate/guard/api"
 	"tollgate/pricing"
@@ -95,6 +96,10 @@ func (s *Server) enginesChanged() {
 
 func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 	session := r.PathValue("session")
+	if !utf8.ValidString(session) {
+		writeFieldError(w, "session", "the session id in the path is not valid UTF-8")
+		return
+	}
 	var b api.RequestReport
 	if !decodeJSON(w, r, &b) {
 		return
@@ -203,6 +208,10 @@ func cmpOr(a, b string) string {
 
 func (s *Server) handleRewrite(w http.ResponseWriter, r *http.Request) {
 	session := r.PathValue("session")
+	if !utf8.ValidString(session) {
+		writeFieldError(w, "session", "the session id in the path is not valid UTF-8")
+		return
+	}
 	body, ok := readBody(w, r)
 	if !ok {
 		return
