@@ -105,6 +105,7 @@ describe("decided elsewhere", () => {
     expect(decidedElsewhereNote({ ...base, decision: "decline", reason: "timeout", answeredBy: "" })).toBe("Declined: no answer before the deadline");
     expect(decidedElsewhereNote({ ...base, decision: "allow", reason: "auto", answeredBy: "" })).toMatch(/automatically/);
     expect(decidedElsewhereNote({ ...base, decision: "allow", reason: "user", answeredBy: "owner-token" })).toBe("Answered with the owner token: allowed");
+    expect(decidedElsewhereNote({ ...base, decision: "allow", reason: "question-limit", answeredBy: "" })).toBe("Allowed unasked: too many questions were waiting");
   });
   it("labels the Rewrites table's answeredBy cell", () => {
     expect(answeredByLabel("owner-token")).toBe("owner token");

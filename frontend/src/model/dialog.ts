@@ -155,6 +155,8 @@ export function decidedElsewhereNote(d: DecidedRewrite): string {
       return "Allowed automatically (mode changed to auto)";
     case "off":
       return "Allowed: the guard was switched off";
+    case "question-limit":
+      return "Allowed unasked: too many questions were waiting";
   }
   switch (d.answeredBy) {
     case "window":
