@@ -99,7 +99,9 @@ func New(ep Endpoint, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.Default()
 	}
-	var rt http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
+	// Idle connections are dropped before the server's idle timeout (60 s)
+	// would close them under a request.
+	var rt http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 50 * time.Second}
 	if ep.Transport != nil {
 		rt = ep.Transport
 	}
