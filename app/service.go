@@ -179,18 +179,19 @@ func (s *Service) endpoint() client.Endpoint {
 // routes are the rooms' own API routes beside the guard's.
 func (s *Service) routes() []guard.Route {
 	return []guard.Route{
-		{Pattern: imports.Route, BodyLimit: imports.BodyLimit, Owner: true, Handler: &imports.Handler{DB: s.DB, Settings: s.settings,
+		{Pattern: imports.Route, BodyLimit: imports.BodyLimit, Handler: &imports.Handler{DB: s.DB, Settings: s.settings,
 			Publish: func(event string, data any) { s.Server.Publish(event, data) }}},
 		// The simulator is the owner's demonstration: it sets its session's
 		// mode, so it runs with the owner's token.
-		{Pattern: sim.Route, Owner: true, Handler: &sim.Handler{Endpoint: s.ownerEndpoint, Background: s.background, Log: s.log,
+		{Pattern: sim.Route, Handler: &sim.Handler{Endpoint: s.ownerEndpoint, Background: s.background, Log: s.log,
 			Model: func() (string, pricing.CacheModel, error) {
 				profile := s.settings.DefaultProfile()
 				model, _, err := s.settings.ResolveModel(profile, "", "deepseek-flash")
 				return cmp.Or(profile, "deepseek-flash"), model, err
 			}}},
 		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
-		{Pattern: claudecode.HookRoute, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
+		// The Claude Code hook is a harness: its own token may call it.
+		{Pattern: claudecode.HookRoute, Harness: true, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
 	}
 }
 

@@ -64,3 +64,33 @@ func TestOnlyTheOwnerAnswersAndTheDoorIsRecorded(t *testing.T) {
 		}
 	}
 }
+
+// A write a room adds is the owner's unless it says the harness may call
+// it: a route added later fails closed for the harness token.
+func TestRoomRoutesAreOwnerOnlyUnlessMarked(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	s, err := NewServer(t.Context(), Options{Token: func() string { return testToken }, OwnerToken: func() string { return testOwnerToken },
+		BaseURL: "http://127.0.0.1:47631", Settings: newTestSettings("ask"), Store: openTestStore(t), Pricer: testPricer{},
+		Routes: []Route{{Pattern: "POST /v1/room/action", Handler: ok}, {Pattern: "POST /v1/room/hook", Handler: ok, Harness: true}, {Pattern: "GET /v1/room/info", Handler: ok}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path, token string
+		want                int
+	}{
+		{"POST", "/v1/room/action", testToken, 403},
+		{"POST", "/v1/room/action", testOwnerToken, 204},
+		{"POST", "/v1/room/hook", testToken, 204},
+		{"GET", "/v1/room/info", testToken, 204},
+		{"DELETE", "/v1/room/nothing", testToken, 404},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(tc.method, "http://127.0.0.1:47631"+tc.path, nil)
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		s.Handler().ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, rec.Code, tc.want)
+		}
+	}
+}

@@ -218,24 +218,24 @@ func (a authenticator) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// ownerRoutes need the owner: the window, a browser session or the owner
-// token. The harness token (api.json, which every integration reads)
-// registers engines, records usage, asks, reports outcomes and reads; it
-// cannot answer its own question, change modes, settings or profiles,
-// delete, re-price, rotate tokens or mint login URLs (like Tailscale's
-// LocalAPI PermitRead/PermitWrite). Rooms mark their routes with
-// Route.Owner. GET /v1/events?answers=1 (a question provider) needs the
-// owner too.
-var ownerRoutes = map[string]bool{
-	"POST /v1/login":                true,
-	"POST /v1/token/rotate":         true,
-	"POST /v1/rewrites/{id}/answer": true,
-	"PUT /v1/mode":                  true,
-	"DELETE /v1/sessions":           true,
-	"DELETE /v1/sessions/{id}":      true,
-	"PUT /v1/profiles/{name}":       true,
-	"PUT /v1/settings":              true,
-	"POST /v1/reprice":              true,
+// What the harness token may do, like Tailscale's LocalAPI
+// PermitRead/PermitWrite: every read (GET), and the writes a harness needs —
+// register and heartbeat its engine, record usage, ask before a rewrite and
+// report its outcome, raise the window. Every other write needs the owner
+// (the window, a browser session, or the owner token): answering, modes,
+// settings and profiles, deletion, re-pricing, imports, the simulator,
+// token rotation, login URLs, and any route added later unless it says
+// otherwise (Route.Harness). A question provider (GET
+// /v1/events?answers=1) is the owner too: a harness that subscribed would
+// count as someone who can answer.
+var harnessWrites = map[string]bool{
+	"POST /v1/engines":                     true,
+	"POST /v1/engines/{id}/heartbeat":      true,
+	"DELETE /v1/engines/{id}":              true,
+	"POST /v1/sessions/{session}/requests": true,
+	"POST /v1/sessions/{session}/rewrites": true,
+	"POST /v1/rewrites/{id}/outcome":       true,
+	"POST /v1/window/raise":                true,
 }
 
 // NeedsOwner reports whether the request needs the owner (a harness token
@@ -244,10 +244,15 @@ func (s *Server) NeedsOwner(r *http.Request) bool { return s.needsOwner(r) }
 
 func (s *Server) needsOwner(r *http.Request) bool {
 	_, pattern := s.mux.Handler(r)
-	if pattern == "GET /v1/events" {
+	switch {
+	case pattern == "GET /v1/events":
 		return r.URL.Query().Get("answers") == "1"
+	case pattern == "/v1/" || pattern == "":
+		return false // no such route: 404 or 405, whoever asks
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		return false
 	}
-	return s.ownerRoutes[pattern]
+	return !s.harnessWrites[pattern]
 }
 
 // permit refuses a harness what needs the owner, with 403.

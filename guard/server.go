@@ -71,8 +71,9 @@ type Route struct {
 	Handler http.Handler
 	// BodyLimit is the most bytes its body may hold (0: 1 MiB).
 	BodyLimit int64
-	// Owner: only the owner may call it, not the harness token.
-	Owner bool
+	// Harness: the harness token may call it too. Without it a write
+	// (anything but GET) needs the owner (security.go, harnessWrites).
+	Harness bool
 }
 
 // Server is the /v1 API and the static UI.
@@ -87,10 +88,10 @@ type Server struct {
 	mux     *http.ServeMux
 	// bodyLimits are the routes' body limits by pattern (absent: 1 MiB).
 	bodyLimits map[string]int64
-	// ownerRoutes are the patterns only the owner may call (security.go).
-	ownerRoutes map[string]bool
-	patterns    map[string]bool
-	engines     *engineRegistry
+	// harnessWrites are the writes the harness token may send (security.go).
+	harnessWrites map[string]bool
+	patterns      map[string]bool
+	engines       *engineRegistry
 
 	settings Settings
 	store    Store
@@ -131,13 +132,13 @@ func NewServer(ctx context.Context, opts Options) (*Server, error) {
 			"POST /v1/sessions/{session}/requests": surfaceBodyLimit,
 			"POST /v1/sessions/{session}/rewrites": surfaceBodyLimit,
 		},
-		ownerRoutes: maps.Clone(ownerRoutes),
-		engines:     newEngineRegistry(now),
-		settings:    opts.Settings,
-		store:       opts.Store,
-		pricer:      opts.Pricer,
-		events:      newHub(opts.Logger),
-		stop:        make(chan struct{}),
+		harnessWrites: maps.Clone(harnessWrites),
+		engines:       newEngineRegistry(now),
+		settings:      opts.Settings,
+		store:         opts.Store,
+		pricer:        opts.Pricer,
+		events:        newHub(opts.Logger),
+		stop:          make(chan struct{}),
 	}
 	s.broker = newBroker(s)
 	if err := s.broker.load(ctx); err != nil {
@@ -215,8 +216,8 @@ func (s *Server) routes() {
 		if rt.BodyLimit > 0 {
 			s.bodyLimits[rt.Pattern] = rt.BodyLimit
 		}
-		if rt.Owner {
-			s.ownerRoutes[rt.Pattern] = true
+		if rt.Harness {
+			s.harnessWrites[rt.Pattern] = true
 		}
 	}
 	s.mux.HandleFunc("/v1/", s.handleUnrouted)
