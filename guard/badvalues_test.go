@@ -94,3 +94,19 @@ func TestReadsSurviveABadStoredRow(t *testing.T) {
 		t.Errorf("CSV export: want r1 only of s1: %s", body)
 	}
 }
+
+// A deadline of 1e308 seconds overflowed into the past; it is a 400 now.
+func TestHugeDeadlineIsA400(t *testing.T) {
+	g := newGate(t, ModeAuto)
+	for _, d := range []any{1e308, 86401, -1} {
+		var e struct {
+			Error struct{ Code, Message, Field string } `json:"error"`
+		}
+		if code := g.call("POST", "/v1/sessions/s/rewrites", rewriteBody(20, "1", map[string]any{"deadlineSeconds": d}), &e); code != 400 || e.Error.Field != "deadlineSeconds" {
+			t.Errorf("deadlineSeconds %v: %d %+v", d, code, e.Error)
+		}
+	}
+	if code, d := g.ask("s", rewriteBody(20, "1", map[string]any{"deadlineSeconds": 86400})); code != 200 {
+		t.Fatalf("a day: %d %+v", code, d)
+	}
+}

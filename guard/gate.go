@@ -20,6 +20,10 @@ import (
 // Longest a harness may hold a request open (long-poll or ask).
 const maxWait = 300 * time.Second
 
+// maxDeadlineSeconds bounds a harness's deadline (a day): longer is no
+// deadline at all, since askTimeout ends the question first.
+const maxDeadlineSeconds = 86400
+
 // ---- engines ----
 
 type registerBody struct {
@@ -230,8 +234,9 @@ func (s *Server) handleRewrite(w http.ResponseWriter, r *http.Request) {
 		writeFieldError(w, "wait", "want 0 to 300 seconds")
 		return
 	}
-	if req.DeadlineSeconds < 0 || math.IsNaN(req.DeadlineSeconds) {
-		writeFieldError(w, "deadlineSeconds", "must be ≥ 0")
+	if !(req.DeadlineSeconds >= 0 && req.DeadlineSeconds <= maxDeadlineSeconds) {
+		// 1e308 once overflowed the deadline's Duration into the past.
+		writeFieldError(w, "deadlineSeconds", "want 0 to 86400 seconds")
 		return
 	}
 	s.engines.touch(req.Engine)
