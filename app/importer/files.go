@@ -166,8 +166,15 @@ func Walk(dir, harness string) ([]FileInfo, error) {
 			}
 			return nil // unreadable subfolder: skip it
 		}
-		if d.IsDir() || !IsLogName(d.Name()) || !d.Type().IsRegular() {
-			return nil // a FIFO or socket named *.jsonl is not a log
+		if d.IsDir() || !IsLogName(d.Name()) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			// A FIFO or socket named *.jsonl is not a log; a symlink is
+			// one if it leads to a regular file.
+			if st, err := os.Stat(path); d.Type()&fs.ModeSymlink == 0 || err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
 		}
 		switch harness {
 		case ClaudeCode:

@@ -93,11 +93,16 @@ func TestImportSkipsWhatIsNotARegularFile(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A symlink to a log is still read; one to the FIFO is not.
+	real := filepath.Join(t.TempDir(), "real.jsonl")
+	os.WriteFile(real, dshLog("s-link"), 0o600)
+	os.Symlink(real, filepath.Join(dir, "link.jsonl"))
+	os.Symlink(fifo, filepath.Join(dir, "pipelink.jsonl"))
 	done := make(chan error, 2)
 	go func() {
 		res, err := Files(context.Background(), db, settings, []Source{{Path: dir}}, nil)
-		if err == nil && len(res.Files) != 0 {
-			err = fmt.Errorf("files %+v, want the FIFO skipped", res.Files)
+		if err == nil && (len(res.Files) != 1 || res.Requests != 1) {
+			err = fmt.Errorf("files %+v, want the FIFO skipped and the linked log read", res.Files)
 		}
 		done <- err
 		_, err = Files(context.Background(), db, settings, []Source{{Path: fifo}}, nil)
