@@ -183,6 +183,13 @@ test("several questions queue; one decided elsewhere closes with a note; Enter a
   const poll = harness.decision(b.body.rewrite, 30);
   await page.keyboard.press("Enter"); // Enter = Allow once
   assert.equal((await poll).body.decision, "allow");
+
+  // The session's Rewrites table says who answered each question.
+  await page.goto(server.api.url + "/#/sessions/" + harness.session);
+  const rewrites = page.locator("h2", { hasText: "Rewrites" }).locator("xpath=following::table[1]");
+  await rewrites.locator("th", { hasText: "Answered by" }).waitFor();
+  await rewrites.locator("td", { hasText: "owner token" }).first().waitFor();
+  await rewrites.locator("td", { hasText: /^browser$/ }).first().waitFor();
 });
 
 test("changing a price in Settings writes config.yaml", async () => {
