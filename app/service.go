@@ -59,6 +59,7 @@ type Service struct {
 	lock     *os.File
 	tokenMu  sync.RWMutex
 	token    string
+	owner    string // the owner token (<home>/owner.token)
 	serveErr chan error
 	raise    func()
 	raiseMu  sync.Mutex
@@ -105,6 +106,10 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	owner, err := home.LoadOrCreateOwnerToken(opts.Home)
+	if err != nil {
+		return nil, err
+	}
 	db, err := sqlite.Open(ctx, home.DBPath(opts.Home))
 	if err != nil {
 		return nil, err
@@ -122,7 +127,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	url := "http://" + ln.Addr().String()
 	s := &Service{
 		Home: opts.Home, Config: cfg, DB: db, URL: url,
-		log: log, ln: ln, lock: lock, token: token,
+		log: log, ln: ln, lock: lock, token: token, owner: owner,
 		settings: config.NewSettings(cfg),
 		serveErr: make(chan error, 1),
 	}
@@ -131,6 +136,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		Version:      opts.Version,
 		Assets:       opts.Assets,
 		Token:        s.currentToken,
+		OwnerToken:   s.ownerToken,
 		RotateToken:  s.rotateToken,
 		BaseURL:      url,
 		InsecureHost: guard.InsecureHostFor(cfg.Listen),
@@ -149,12 +155,9 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		return nil, err
 	}
 	s.Server = srv
-	s.http = &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	go func() { s.serveErr <- s.http.Serve(ln) }()
+	s.http = srv.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	limited := guard.LimitListener(ln, guard.DefaultConnLimits())
+	go func() { s.serveErr <- s.http.Serve(limited) }()
 
 	// The listener is accepting (Serve runs on a bound socket): publish it.
 	if err := home.WriteAPIInfo(opts.Home, home.APIInfo{URL: url, Token: token, PID: os.Getpid(), Version: opts.Version, Desktop: opts.Desktop}); err != nil {
@@ -178,14 +181,17 @@ func (s *Service) routes() []guard.Route {
 	return []guard.Route{
 		{Pattern: imports.Route, BodyLimit: imports.BodyLimit, Handler: &imports.Handler{DB: s.DB, Settings: s.settings,
 			Publish: func(event string, data any) { s.Server.Publish(event, data) }}},
-		{Pattern: sim.Route, Handler: &sim.Handler{Endpoint: s.endpoint, Background: s.background, Log: s.log,
+		// The simulator is the owner's demonstration: it sets its session's
+		// mode, so it runs with the owner's token.
+		{Pattern: sim.Route, Handler: &sim.Handler{Endpoint: s.ownerEndpoint, Background: s.background, Log: s.log,
 			Model: func() (string, pricing.CacheModel, error) {
 				profile := s.settings.DefaultProfile()
 				model, _, err := s.settings.ResolveModel(profile, "", "deepseek-flash")
 				return cmp.Or(profile, "deepseek-flash"), model, err
 			}}},
 		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
-		{Pattern: claudecode.HookRoute, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
+		// The Claude Code hook is a harness: its own token may call it.
+		{Pattern: claudecode.HookRoute, Harness: true, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
 	}
 }
 
@@ -195,9 +201,30 @@ func (s *Service) currentToken() string {
 	return s.token
 }
 
+func (s *Service) ownerToken() string {
+	s.tokenMu.RLock()
+	defer s.tokenMu.RUnlock()
+	return s.owner
+}
+
+// OwnerToken is the current owner token.
+func (s *Service) OwnerToken() string { return s.ownerToken() }
+
+// ownerEndpoint reaches this tollgate in-process as the owner.
+func (s *Service) ownerEndpoint() client.Endpoint {
+	return client.Endpoint{URL: s.URL, Token: s.ownerToken(), Transport: client.InProcess(s.Server.Handler())}
+}
+
+// rotateToken replaces both tokens (a leak of either is what rotation is
+// for) and returns the new harness token; cookies die with them.
 func (s *Service) rotateToken() (string, error) {
 	s.tokenMu.Lock()
 	defer s.tokenMu.Unlock()
+	owner, err := home.RotateOwnerToken(s.Home)
+	if err != nil {
+		return "", err
+	}
+	s.owner = owner
 	tok, err := home.RotateToken(s.Home)
 	if err != nil {
 		return "", err

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"tollgate/guard/api"
 	"tollgate/pricing"
@@ -18,6 +19,10 @@ import (
 
 // Longest a harness may hold a request open (long-poll or ask).
 const maxWait = 300 * time.Second
+
+// maxDeadlineSeconds bounds a harness's deadline (a day): longer is no
+// deadline at all, since askTimeout ends the question first.
+const maxDeadlineSeconds = 86400
 
 // ---- engines ----
 
@@ -95,6 +100,10 @@ func (s *Server) enginesChanged() {
 
 func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 	session := r.PathValue("session")
+	if !utf8.ValidString(session) {
+		writeFieldError(w, "session", "the session id in the path is not valid UTF-8")
+		return
+	}
 	var b api.RequestReport
 	if !decodeJSON(w, r, &b) {
 		return
@@ -109,6 +118,12 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		// A profile that cannot price (a broken config edit) must not lose
 		// the usage: store it at zero cost, say so, re-price later.
 		s.log.Error("pricing a recorded request", "session", session, "profile", rec.Profile, "err", err)
+		priced = PricedRequest{PricedBy: "none"}
+	}
+	if field := storage.CheckCost(priced.Cost); field != "" {
+		// Prices are bounded where they are set, so this is a bug or a
+		// config edited under us: store the usage at zero cost, as above.
+		s.log.Error("pricing a recorded request gave a cost out of range", "session", session, "profile", rec.Profile, "field", field)
 		priced = PricedRequest{PricedBy: "none"}
 	}
 	rec.Cost, rec.Prices, rec.PricedBy, rec.OffPeak, rec.TTLSeconds = priced.Cost, priced.Prices, priced.PricedBy, priced.OffPeak, priced.TTLSeconds
@@ -172,6 +187,9 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 		if err != nil {
 			return rec, "at", "want an RFC 3339 time such as 2026-11-30T10:00:00Z"
 		}
+		if why := storage.CheckTime(t, s.now()); why != "" {
+			return rec, "at", b.At + " is " + why
+		}
 		at = t.UTC()
 	}
 	harness := b.Harness
@@ -202,6 +220,10 @@ func cmpOr(a, b string) string {
 
 func (s *Server) handleRewrite(w http.ResponseWriter, r *http.Request) {
 	session := r.PathValue("session")
+	if !utf8.ValidString(session) {
+		writeFieldError(w, "session", "the session id in the path is not valid UTF-8")
+		return
+	}
 	body, ok := readBody(w, r)
 	if !ok {
 		return
@@ -220,8 +242,9 @@ func (s *Server) handleRewrite(w http.ResponseWriter, r *http.Request) {
 		writeFieldError(w, "wait", "want 0 to 300 seconds")
 		return
 	}
-	if req.DeadlineSeconds < 0 || math.IsNaN(req.DeadlineSeconds) {
-		writeFieldError(w, "deadlineSeconds", "must be ≥ 0")
+	if !(req.DeadlineSeconds >= 0 && req.DeadlineSeconds <= maxDeadlineSeconds) {
+		// 1e308 once overflowed the deadline's Duration into the past.
+		writeFieldError(w, "deadlineSeconds", "want 0 to 86400 seconds")
 		return
 	}
 	s.engines.touch(req.Engine)
@@ -323,9 +346,17 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 	if req.DeadlineSeconds > 0 {
 		timeout = min(timeout, time.Duration(req.DeadlineSeconds*float64(time.Second)))
 	}
+	if ok, why := s.broker.reserve(session); !ok {
+		// A guard that cannot take a question never blocks the engine: the
+		// rewrite goes ahead unasked, and the answer says why.
+		s.log.Warn("rewrite allowed unasked: too many questions wait", "session", session, "rewrite", rec.ID, "why", why)
+		return s.settle(ctx, rec, quote, req.Plan, api.Allow, api.ReasonQuestionLimit,
+			"tollgate could not take the question: "+why+"; allowed without asking"), nil
+	}
 	rec.DeadlineAt = now.Add(timeout)
 	rec.Status = api.StatusPending
 	if _, err := s.store.CreateRewrite(ctx, rec); err != nil {
+		s.broker.release(session)
 		s.log.Error("storing a question failed; allowing the rewrite", "session", session, "err", err)
 		return decisionFor(rec, quote, req.Plan, api.Allow, api.ReasonPricingFailed), nil
 	}
@@ -458,7 +489,7 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 		writeFieldError(w, "choice", "want allow-once, not-now or always-session")
 		return
 	}
-	ans, err := s.broker.decide(r.Context(), id, decision, api.ReasonUser, Caller(r.Context()), false)
+	ans, err := s.broker.decide(r.Context(), id, decision, api.ReasonUser, answeredBy(r.Context()), false)
 	switch {
 	case errors.Is(err, storage.ErrAlreadyDecided):
 		writeError(w, http.StatusConflict, "already decided: "+ans.Decision+" ("+ans.Reason+")")
@@ -511,4 +542,12 @@ func (s *Server) handleOutcome(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// answeredBy names the owner's door a question was answered through.
+func answeredBy(ctx context.Context) string {
+	if who := Caller(ctx); who != "" {
+		return who
+	}
+	return CallerWindow
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"tollgate/guard/api"
@@ -219,9 +220,10 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		i := strconv.FormatInt
 		f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		err := exp.ExportRequests(r.Context(), session, func(e api.ExportedRequest) error {
-			return cw.Write([]string{e.Session, e.RequestID, i(e.Seq, 10), e.At.Format(time.RFC3339Nano), e.Purpose, e.Turn, e.Profile, e.Provider, e.Model,
+			t := csvText
+			return cw.Write([]string{t(e.Session), t(e.RequestID), i(e.Seq, 10), e.At.Format(time.RFC3339Nano), t(e.Purpose), t(e.Turn), t(e.Profile), t(e.Provider), t(e.Model),
 				i(e.Usage.Input, 10), i(e.Usage.CacheRead, 10), i(e.Usage.CacheWrite, 10), i(e.Usage.CacheWrite1h, 10), i(e.Usage.Output, 10), i(e.ContextTokens, 10),
-				f(e.Cost.Input), f(e.Cost.CacheRead), f(e.Cost.CacheWrite), f(e.Cost.Output), f(e.Cost.Total), e.PricedBy, strconv.FormatBool(e.OffPeak)})
+				f(e.Cost.Input), f(e.Cost.CacheRead), f(e.Cost.CacheWrite), f(e.Cost.Output), f(e.Cost.Total), t(e.PricedBy), strconv.FormatBool(e.OffPeak)})
 		})
 		cw.Flush()
 		if err != nil {
@@ -234,6 +236,17 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeFieldError(w, "format", "want json or csv")
 	}
+}
+
+// csvText neutralises a text cell a spreadsheet would run as a formula
+// (CSV injection): one that starts with =, +, -, @, a tab or a carriage
+// return gets a leading apostrophe. Numbers are written by the export
+// itself and left alone.
+func csvText(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
 }
 
 // exportJSON streams {"sessions":[…],"requests":[…],"rewrites":[…]} without

@@ -15,7 +15,7 @@ import (
 type Store interface {
 	RecordRequest(ctx context.Context, r storage.Request) (storage.StoredRequest, error)
 	CreateRewrite(ctx context.Context, r storage.Rewrite) (storage.Rewrite, error)
-	DecideRewrite(ctx context.Context, id, decision, reason, mode, order string, at time.Time) error
+	DecideRewrite(ctx context.Context, id, decision, reason, mode, order, answeredBy string, at time.Time) error
 	SetRewriteOutcome(ctx context.Context, id string, applied bool, errText string) error
 	Rewrite(ctx context.Context, id string) (storage.Rewrite, error)
 	ExpirePending(ctx context.Context, at time.Time) (int64, error)

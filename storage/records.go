@@ -21,6 +21,51 @@ var ErrNotFound = errors.New("not found")
 // ErrAlreadyDecided is returned when a rewrite already has its decision.
 var ErrAlreadyDecided = errors.New("already decided")
 
+// A stored time must fall in this window around now: far enough back for a
+// log imported years after it was written, a day ahead for a clock that is
+// off. "9999-12-31T23:59:59-14:00" (year 10000 in UTC) once stored fine and
+// then broke every read that wrote it as JSON.
+const (
+	MaxPast   = 30 * 365 * 24 * time.Hour
+	MaxFuture = 24 * time.Hour
+)
+
+// CheckTime says why t cannot be stored ("" when it can).
+func CheckTime(t, now time.Time) string {
+	switch {
+	case t.Before(now.Add(-MaxPast)):
+		return "more than 30 years before now"
+	case t.After(now.Add(MaxFuture)):
+		return "more than a day after now"
+	}
+	return ""
+}
+
+// MaxCostUSD bounds a stored cost: 2^40 tokens at the dearest price a
+// profile may set is far below it.
+const MaxCostUSD = 1e15
+
+// CheckCost names the first cost that is not a finite amount from 0 to
+// MaxCostUSD ("" when all are).
+func CheckCost(c pricing.Cost) string {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"input", c.Input}, {"cacheRead", c.CacheRead}, {"cacheWrite", c.CacheWrite}, {"output", c.Output}, {"total", c.Total}} {
+		if !SaneUSD(f.v) {
+			return "cost." + f.name
+		}
+	}
+	return ""
+}
+
+// SaneUSD reports whether v is a finite amount within ±MaxCostUSD.
+func SaneUSD(v float64) bool { return v >= -MaxCostUSD && v <= MaxCostUSD }
+
+// SaneStoredTime reports whether a stored time can be written as RFC 3339
+// (JSON): years 0 to 9999.
+func SaneStoredTime(t time.Time) bool { y := t.Year(); return y >= 0 && y <= 9999 }
+
 // Purposes of a request.
 const (
 	PurposeConversation = "conversation"
@@ -212,6 +257,7 @@ type Rewrite struct {
 	Status        string
 	Decision      string
 	Reason        string
+	AnsweredBy    string // the owner's door of a user's answer: window, browser, tray, owner-token
 	Order         string
 	PreTokens     int64
 	PredictedCold *int64
@@ -300,6 +346,7 @@ type Fold struct {
 	SummaryCall         *FoldSummaryCall `json:"summaryCall"`
 	Decision            string           `json:"decision"`
 	Reason              string           `json:"reason"`
+	AnsweredBy          string           `json:"answeredBy"` // window, browser, tray, owner-token ("" unless a user answered)
 	Mode                string           `json:"mode"`
 	Order               string           `json:"order"`
 	Applied             *bool            `json:"applied"`
@@ -315,7 +362,7 @@ type Fold struct {
 func FoldOf(r Rewrite) Fold {
 	f := Fold{
 		Rewrite: r.ID, Seq: r.Seq, At: r.At, Kind: r.Kind, Trigger: r.Trigger, PreTokens: r.PreTokens,
-		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason,
+		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason, AnsweredBy: r.AnsweredBy,
 		Mode: r.Mode, Order: r.Order, Applied: r.Applied, CostUSD: r.CostUSD, Source: r.Source, Turn: r.Turn,
 	}
 	if r.Quote != "" && r.Quote != "null" {

@@ -61,7 +61,11 @@ const (
 	ReasonTimeout            = "timeout"
 	ReasonPricingFailed      = "pricing-failed"
 	ReasonManual             = "manual"
-	ReasonUnguarded          = "unguarded" // produced by clients only
+	// ReasonQuestionLimit: tollgate already holds as many questions as it
+	// takes (per session or in all) and allows this one unasked: a
+	// tollgate that cannot take a question must not block the harness.
+	ReasonQuestionLimit = "question-limit"
+	ReasonUnguarded     = "unguarded" // produced by clients only
 )
 
 // Answer choices of POST /v1/rewrites/{id}/answer.

@@ -81,6 +81,14 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 	if r.Session.ID == "" {
 		return storage.StoredRequest{}, errors.New("empty session id")
 	}
+	// The last line of defence: the doors check times against now and
+	// prices where they are set; a row no read could write out is refused.
+	if !storage.SaneStoredTime(r.At) {
+		return storage.StoredRequest{}, fmt.Errorf("request %q: time %v is out of range", r.RequestID, r.At)
+	}
+	if field := storage.CheckCost(r.Cost); field != "" {
+		return storage.StoredRequest{}, fmt.Errorf("request %q: %s is out of range", r.RequestID, field)
+	}
 	if r.Purpose == "" {
 		r.Purpose = storage.PurposeConversation
 	}

@@ -101,6 +101,8 @@ export interface Fold {
   summaryCall: CallUsage | null;
   decision: Decision | "";
   reason: string;
+  /** Who answered, when a user did. Absent from an older tollgate. */
+  answeredBy?: AnsweredBy;
   mode: Mode | "";
   order: string;
   applied: boolean | null;
@@ -168,8 +170,11 @@ export interface DecidedRewrite {
   reason: string;
   mode: Mode | "";
   order: string;
-  answeredBy: "window" | "browser" | "token" | "";
+  answeredBy: AnsweredBy;
 }
+
+/** The owner's door a question was answered through ("" when nobody answered: auto, off, a timeout, a limit). */
+export type AnsweredBy = "window" | "browser" | "tray" | "owner-token" | "";
 
 /** The answer of POST /v1/rewrites/{id}/answer (and of the gate). */
 export interface RewriteDecision {

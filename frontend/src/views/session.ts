@@ -12,6 +12,7 @@ import type { View } from "../context";
 import { formatDateTime, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
 import { breakMarkers, causeInfo, formatGap, startedByLabel, type BreakMarker } from "../model/breaks";
 import { appendRecorded, coldChartData, contextChartData, type ContextChartData } from "../model/chartData";
+import { answeredByLabel } from "../model/dialog";
 import type { CacheBreak, Fold, Series, SeriesPoint, Session } from "../model/types";
 import { ApiError } from "../transport";
 
@@ -43,6 +44,7 @@ const foldColumns: Column<Fold, string>[] = [
     cell: (f) => el("span", { class: "badge " + (f.decision === "decline" ? "warn" : "good") }, f.decision || "—"),
   },
   { key: "reason", label: "Reason", cell: (f) => f.reason || "—" },
+  { key: "answeredBy", label: "Answered by", cell: (f) => answeredByLabel(f.answeredBy) },
   { key: "applied", label: "Applied", cell: (f) => (f.applied === null ? "—" : f.applied ? "yes" : "no") },
   { key: "pre", label: "Context before", numeric: true, cell: (f) => el("span", { title: formatInt(f.preTokens) }, formatTokens(f.preTokens)) },
   {
