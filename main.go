@@ -42,6 +42,8 @@ usage:
   tollgate import [--harness claude-code|dsh|codex] [--watch] [PATH…]
                                                      import session logs (default: the harnesses' own folders)
   tollgate price FILE [--fold N]                     predicted vs billed cold tokens of each fold in a log
+  tollgate breaks [--days N] [--session ID] [--format json|text]
+                                                     the cache-break ledger: where the prefix cache went, why, and its cost
   tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
   tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
   tollgate telemetry claude-code|codex|gemini [--install|--uninstall]
@@ -112,6 +114,7 @@ var verbs = map[string]func(ctx context.Context, args []string, stdio cli.IO) er
 	},
 	"import":    cli.Import,
 	"price":     cli.Price,
+	"breaks":    cli.Breaks,
 	"hook":      cli.Hook,
 	"telemetry": cli.Telemetry,
 	"ext": func(ctx context.Context, args []string, stdio cli.IO) error {

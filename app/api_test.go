@@ -28,7 +28,11 @@ func apiCall(t *testing.T, svc *Service, method, path string, body any, out any)
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, svc.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+svc.Token())
+	tok := svc.Token()
+	if svc.Server.NeedsOwner(req) {
+		tok = svc.OwnerToken() // the permission table is TestPermissionTable's
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +173,7 @@ func uploadImport(t *testing.T, svc *Service, name string, content []byte) (int,
 	mw.WriteField("harness", "claude-code")
 	mw.Close()
 	req, _ := http.NewRequest("POST", svc.URL+"/v1/import", &body)
-	req.Header.Set("Authorization", "Bearer "+svc.Token())
+	req.Header.Set("Authorization", "Bearer "+svc.OwnerToken())
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -62,6 +62,7 @@ type Service struct {
 	lock     *os.File
 	tokenMu  sync.RWMutex
 	token    string
+	owner    string // the owner token (<home>/owner.token)
 	serveErr chan error
 	raise    func()
 	raiseMu  sync.Mutex
@@ -115,6 +116,10 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	owner, err := home.LoadOrCreateOwnerToken(opts.Home)
+	if err != nil {
+		return nil, err
+	}
 	db, err := sqlite.Open(ctx, home.DBPath(opts.Home))
 	if err != nil {
 		return nil, err
@@ -132,7 +137,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 	url := "http://" + ln.Addr().String()
 	s := &Service{
 		Home: opts.Home, Config: cfg, DB: db, URL: url,
-		log: log, ln: ln, lock: lock, token: token,
+		log: log, ln: ln, lock: lock, token: token, owner: owner,
 		settings: config.NewSettings(cfg),
 		serveErr: make(chan error, 1),
 	}
@@ -144,6 +149,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		Version:      opts.Version,
 		Assets:       opts.Assets,
 		Token:        s.currentToken,
+		OwnerToken:   s.ownerToken,
 		RotateToken:  s.rotateToken,
 		BaseURL:      url,
 		InsecureHost: guard.InsecureHostFor(cfg.Listen),
@@ -162,12 +168,9 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		return nil, err
 	}
 	s.Server = srv
-	s.http = &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	go func() { s.serveErr <- s.http.Serve(ln) }()
+	s.http = srv.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	limited := guard.LimitListener(ln, guard.DefaultConnLimits())
+	go func() { s.serveErr <- s.http.Serve(limited) }()
 	if cfg.MetricsListen != "" {
 		if err := s.serveMetrics(cfg.MetricsListen); err != nil {
 			s.http.Close()
@@ -250,16 +253,20 @@ func (s *Service) routes() []guard.Route {
 	return []guard.Route{
 		{Pattern: imports.Route, BodyLimit: imports.BodyLimit, Handler: &imports.Handler{DB: s.DB, Settings: s.settings,
 			Publish: func(event string, data any) { s.Server.Publish(event, data) }}},
-		{Pattern: sim.Route, Handler: &sim.Handler{Endpoint: s.endpoint, Background: s.background, Log: s.log,
+		// The simulator is the owner's demonstration: it sets its session's
+		// mode, so it runs with the owner's token.
+		{Pattern: sim.Route, Handler: &sim.Handler{Endpoint: s.ownerEndpoint, Background: s.background, Log: s.log,
 			Model: func() (string, pricing.CacheModel, error) {
 				profile := s.settings.DefaultProfile()
 				model, _, err := s.settings.ResolveModel(profile, "", "deepseek-flash")
 				return cmp.Or(profile, "deepseek-flash"), model, err
 			}}},
 		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
-		{Pattern: claudecode.HookRoute, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
-		{Pattern: telemetry.LogsRoute, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Logs()},
-		{Pattern: telemetry.OTLPMetricsRoute, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Metrics()},
+		// The Claude Code hook is a harness: its own token may call it.
+		{Pattern: claudecode.HookRoute, Harness: true, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
+		// A harness exports its telemetry with its own token; the scrape is a read.
+		{Pattern: telemetry.LogsRoute, Harness: true, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Logs()},
+		{Pattern: telemetry.OTLPMetricsRoute, Harness: true, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Metrics()},
 		{Pattern: telemetry.MetricsRoute, Handler: s.figures.PrometheusHandler()},
 	}
 }
@@ -270,9 +277,30 @@ func (s *Service) currentToken() string {
 	return s.token
 }
 
+func (s *Service) ownerToken() string {
+	s.tokenMu.RLock()
+	defer s.tokenMu.RUnlock()
+	return s.owner
+}
+
+// OwnerToken is the current owner token.
+func (s *Service) OwnerToken() string { return s.ownerToken() }
+
+// ownerEndpoint reaches this tollgate in-process as the owner.
+func (s *Service) ownerEndpoint() client.Endpoint {
+	return client.Endpoint{URL: s.URL, Token: s.ownerToken(), Transport: client.InProcess(s.Server.Handler())}
+}
+
+// rotateToken replaces both tokens (a leak of either is what rotation is
+// for) and returns the new harness token; cookies die with them.
 func (s *Service) rotateToken() (string, error) {
 	s.tokenMu.Lock()
 	defer s.tokenMu.Unlock()
+	owner, err := home.RotateOwnerToken(s.Home)
+	if err != nil {
+		return "", err
+	}
+	s.owner = owner
 	tok, err := home.RotateToken(s.Home)
 	if err != nil {
 		return "", err
@@ -367,7 +395,7 @@ func (p guardPricer) PriceRequest(profile, provider, model string, at time.Time,
 	if err != nil {
 		return guard.PricedRequest{}, err
 	}
-	return guard.PricedRequest{Cost: pu.Cost, Prices: pu.Prices, PricedBy: string(pu.PricedBy), OffPeak: pu.OffPeak}, nil
+	return guard.PricedRequest{Cost: pu.Cost, Prices: pu.Prices, PricedBy: string(pu.PricedBy), OffPeak: pu.OffPeak, TTLSeconds: pu.TTLSeconds}, nil
 }
 
 func (p guardPricer) CacheModel(profile, provider, model string) (pricing.CacheModel, error) {

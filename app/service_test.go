@@ -38,7 +38,7 @@ func TestStartPublishesAPIFileAndCleanExitRemovesIt(t *testing.T) {
 	if info.URL != svc.URL || info.PID != os.Getpid() || len(info.Token) != 64 || info.Version != "test" {
 		t.Fatalf("api.json %+v", info)
 	}
-	for _, name := range []string{"api.json", "token"} {
+	for _, name := range []string{"api.json", "token", "owner.token"} {
 		st, err := os.Stat(dir + "/" + name)
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v, mode %v; want 0600", name, err, st.Mode().Perm())

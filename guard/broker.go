@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -20,8 +21,12 @@ import (
 type broker struct {
 	s *Server
 
-	mu        sync.Mutex
-	pending   map[string]*question
+	mu      sync.Mutex
+	pending map[string]*question
+	// open counts undecided questions (and slots reserved for them) per
+	// session; openTotal in all.
+	open      map[string]int
+	openTotal int
 	mutedTurn map[string]string // session → the turn in which asks are muted
 	modes     map[string]string // session mode overrides (persisted in SQLite)
 }
@@ -39,7 +44,7 @@ type question struct {
 }
 
 func newBroker(s *Server) *broker {
-	return &broker{s: s, pending: map[string]*question{}, mutedTurn: map[string]string{}, modes: map[string]string{}}
+	return &broker{s: s, pending: map[string]*question{}, open: map[string]int{}, mutedTurn: map[string]string{}, modes: map[string]string{}}
 }
 
 // load reads session modes and closes questions a previous process left open.
@@ -99,7 +104,45 @@ func (b *broker) mute(session, turn string) {
 	b.mu.Unlock()
 }
 
-// ask registers a pending question and arms its deadline.
+// The most questions that wait at once: a harness asks one at a time per
+// session, so a few per session covers retries and subagents; the total
+// bounds the memory 20 silent askers once grew to 1.5 GB with.
+const (
+	MaxPendingPerSession = 8
+	MaxPendingTotal      = 256
+)
+
+// reserve takes a slot for a question of session, or says why there is
+// none. A slot is given back by release or when the question is decided.
+func (b *broker) reserve(session string) (bool, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.open[session] >= MaxPendingPerSession:
+		return false, fmt.Sprintf("%d questions of this session already wait (the limit)", MaxPendingPerSession)
+	case b.openTotal >= MaxPendingTotal:
+		return false, fmt.Sprintf("%d questions already wait (the limit)", MaxPendingTotal)
+	}
+	b.open[session]++
+	b.openTotal++
+	return true, ""
+}
+
+func (b *broker) release(session string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.releaseLocked(session)
+}
+
+func (b *broker) releaseLocked(session string) {
+	if b.open[session]--; b.open[session] <= 0 {
+		delete(b.open, session)
+	}
+	b.openTotal--
+}
+
+// ask registers a pending question (its slot reserved) and arms its
+// deadline.
 func (b *broker) ask(q *question) {
 	q.done = make(chan struct{})
 	wait := q.deadline.Sub(b.s.now())
@@ -158,6 +201,7 @@ func (b *broker) decide(ctx context.Context, id, decision, reason, answeredBy st
 		return api.Decision{}, errExpired
 	}
 	q.decided = true
+	b.releaseLocked(q.rec.Session.ID)
 	q.answer = decisionFor(q.rec, q.quote, q.plan, decision, reason)
 	timer := q.timer
 	b.mu.Unlock()
@@ -166,7 +210,7 @@ func (b *broker) decide(ctx context.Context, id, decision, reason, answeredBy st
 	if decision == api.Decline {
 		b.mute(q.rec.Session.ID, q.rec.Turn)
 	}
-	if err := b.s.store.DecideRewrite(ctx, id, decision, reason, q.rec.Mode, q.answer.Order, b.s.now()); err != nil {
+	if err := b.s.store.DecideRewrite(ctx, id, decision, reason, q.rec.Mode, q.answer.Order, answeredBy, b.s.now()); err != nil {
 		b.s.log.Error("storing a decision", "rewrite", id, "err", err)
 	}
 	close(q.done)

@@ -8,27 +8,59 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
-
-// bodyLimit is the limit limitBody set on the request.
-func bodyLimit(r *http.Request) int64 {
-	n, _ := r.Context().Value(ctxBodyLimit).(int64)
-	return n
-}
 
 // readBody reads the whole body, answering 413 for the limit and 400 for a
 // broken read. It reports whether the handler may go on.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		if IsTooLarge(err) {
-			writeError(w, http.StatusRequestEntityTooLarge, "body is over the limit of "+strconv.FormatInt(bodyLimit(r), 10)+" bytes")
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body is over the limit of "+strconv.FormatInt(mbe.Limit, 10)+" bytes")
 		} else {
 			writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
 		}
 		return nil, false
 	}
+	if !utf8.Valid(body) {
+		// encoding/json would turn each bad byte into U+FFFD, so two
+		// different request ids could become one and merge.
+		writeFieldError(w, invalidUTF8Field(body), "not valid UTF-8 (JSON text is UTF-8)")
+		return nil, false
+	}
 	return body, true
+}
+
+// invalidUTF8Field names the top-level key whose value (or the key itself)
+// holds invalid UTF-8, else "(body)".
+func invalidUTF8Field(body []byte) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return "(body)"
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "(body)"
+	}
+	for dec.More() {
+		start := dec.InputOffset()
+		key, err := dec.Token()
+		if err != nil || !utf8.Valid(body[start:dec.InputOffset()]) {
+			return "(body)" // the key itself is not UTF-8
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return "(body)"
+		}
+		if !utf8.Valid(body[start:dec.InputOffset()]) {
+			if k, ok := key.(string); ok {
+				return k
+			}
+			return "(body)"
+		}
+	}
+	return "(body)"
 }
 
 // decodeJSON decodes a small body into v. Unknown fields are ignored (a

@@ -16,6 +16,7 @@ const (
 	EventRequestRecord  = "request.recorded"
 	EventModeChanged    = "mode.changed"
 	EventEnginesChanged = "engines.changed"
+	EventBreakDetected  = "break.detected"
 )
 
 // pingInterval keeps proxies and browsers from closing an idle stream.

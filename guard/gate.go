@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"tollgate/guard/api"
 	"tollgate/pricing"
@@ -18,6 +19,10 @@ import (
 
 // Longest a harness may hold a request open (long-poll or ask).
 const maxWait = 300 * time.Second
+
+// maxDeadlineSeconds bounds a harness's deadline (a day): longer is no
+// deadline at all, since askTimeout ends the question first.
+const maxDeadlineSeconds = 86400
 
 // ---- engines ----
 
@@ -99,6 +104,10 @@ func (s *Server) enginesChanged() {
 
 func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 	session := r.PathValue("session")
+	if !utf8.ValidString(session) {
+		writeFieldError(w, "session", "the session id in the path is not valid UTF-8")
+		return
+	}
 	var b api.RequestReport
 	if !decodeJSON(w, r, &b) {
 		return
@@ -115,7 +124,13 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("pricing a recorded request", "session", session, "profile", rec.Profile, "err", err)
 		priced = PricedRequest{PricedBy: "none"}
 	}
-	rec.Cost, rec.Prices, rec.PricedBy, rec.OffPeak = priced.Cost, priced.Prices, priced.PricedBy, priced.OffPeak
+	if field := storage.CheckCost(priced.Cost); field != "" {
+		// Prices are bounded where they are set, so this is a bug or a
+		// config edited under us: store the usage at zero cost, as above.
+		s.log.Error("pricing a recorded request gave a cost out of range", "session", session, "profile", rec.Profile, "field", field)
+		priced = PricedRequest{PricedBy: "none"}
+	}
+	rec.Cost, rec.Prices, rec.PricedBy, rec.OffPeak, rec.TTLSeconds = priced.Cost, priced.Prices, priced.PricedBy, priced.OffPeak, priced.TTLSeconds
 	st, err := s.store.RecordRequest(r.Context(), rec)
 	if err != nil {
 		s.log.Error("recording a request", "session", session, "err", err)
@@ -129,6 +144,9 @@ func (s *Server) handleRecordRequest(w http.ResponseWriter, r *http.Request) {
 		s.events.publish(EventRequestRecord, api.RequestRecorded{
 			Session: session, RequestID: st.RequestID, Seq: st.Seq, At: st.At, Purpose: st.Purpose, ContextTokens: st.ContextTokens, CostUSD: st.Cost.Total,
 		})
+		if st.Break != nil {
+			s.events.publish(EventBreakDetected, *st.Break)
+		}
 	}
 	writeJSON(w, http.StatusCreated, api.RecordedRequest{
 		Session: session, RequestID: st.RequestID, Seq: st.Seq, ContextTokens: st.ContextTokens,
@@ -164,11 +182,17 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 	if b.ThresholdTokens < 0 {
 		return rec, "thresholdTokens", "must be ≥ 0"
 	}
+	if len(b.Thread) > 256 {
+		return rec, "thread", "longer than 256 bytes"
+	}
 	at := s.now().UTC()
 	if b.At != "" {
 		t, err := time.Parse(time.RFC3339Nano, b.At)
 		if err != nil {
 			return rec, "at", "want an RFC 3339 time such as 2026-11-30T10:00:00Z"
+		}
+		if why := storage.CheckTime(t, s.now()); why != "" {
+			return rec, "at", b.At + " is " + why
 		}
 		at = t.UTC()
 	}
@@ -183,6 +207,8 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 		RequestID: b.RequestID, At: at, Purpose: b.Purpose, Turn: string(b.Turn), Engine: b.Engine,
 		Profile: b.Profile, Provider: b.Provider, Model: b.Model,
 		Usage: pricing.Usage(*b.Usage),
+		// What started an API-reported request is what it was for.
+		Thread: b.Thread, StartedBy: b.Purpose,
 	}
 	return rec, "", ""
 }
@@ -198,6 +224,10 @@ func cmpOr(a, b string) string {
 
 func (s *Server) handleRewrite(w http.ResponseWriter, r *http.Request) {
 	session := r.PathValue("session")
+	if !utf8.ValidString(session) {
+		writeFieldError(w, "session", "the session id in the path is not valid UTF-8")
+		return
+	}
 	body, ok := readBody(w, r)
 	if !ok {
 		return
@@ -216,8 +246,9 @@ func (s *Server) handleRewrite(w http.ResponseWriter, r *http.Request) {
 		writeFieldError(w, "wait", "want 0 to 300 seconds")
 		return
 	}
-	if req.DeadlineSeconds < 0 || math.IsNaN(req.DeadlineSeconds) {
-		writeFieldError(w, "deadlineSeconds", "must be ≥ 0")
+	if !(req.DeadlineSeconds >= 0 && req.DeadlineSeconds <= maxDeadlineSeconds) {
+		// 1e308 once overflowed the deadline's Duration into the past.
+		writeFieldError(w, "deadlineSeconds", "want 0 to 86400 seconds")
 		return
 	}
 	s.engines.touch(req.Engine)
@@ -278,7 +309,15 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 		return s.settle(ctx, rec, nil, req.Plan, api.Allow, api.ReasonOff, ""), nil
 	}
 
-	quote, err := s.quote(req, profile, known, now)
+	// The ledger knows when the session's cache entries expire (the TTL
+	// they were written with, 1 h writes included): a question that comes
+	// after that is priced as the expired cache it is, whatever idle time
+	// the harness reported.
+	expired := false
+	if sess, err := s.store.Session(ctx, session); err == nil && sess.CacheWarmUntil != nil && now.After(*sess.CacheWarmUntil) {
+		expired = true
+	}
+	quote, err := s.quote(req, profile, known, now, expired)
 	if err != nil {
 		// A guard fault never blocks the engine.
 		s.log.Error("pricing a rewrite failed; allowing it", "session", session, "err", err)
@@ -311,9 +350,17 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 	if req.DeadlineSeconds > 0 {
 		timeout = min(timeout, time.Duration(req.DeadlineSeconds*float64(time.Second)))
 	}
+	if ok, why := s.broker.reserve(session); !ok {
+		// A guard that cannot take a question never blocks the engine: the
+		// rewrite goes ahead unasked, and the answer says why.
+		s.log.Warn("rewrite allowed unasked: too many questions wait", "session", session, "rewrite", rec.ID, "why", why)
+		return s.settle(ctx, rec, quote, req.Plan, api.Allow, api.ReasonQuestionLimit,
+			"tollgate could not take the question: "+why+"; allowed without asking"), nil
+	}
 	rec.DeadlineAt = now.Add(timeout)
 	rec.Status = api.StatusPending
 	if _, err := s.store.CreateRewrite(ctx, rec); err != nil {
+		s.broker.release(session)
 		s.log.Error("storing a question failed; allowing the rewrite", "session", session, "err", err)
 		return decisionFor(rec, quote, req.Plan, api.Allow, api.ReasonPricingFailed), nil
 	}
@@ -352,7 +399,7 @@ func (s *Server) settle(ctx context.Context, rec storage.Rewrite, quote *pricing
 	return d
 }
 
-func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.SessionMeta, at time.Time) (q *pricing.Quote, err error) {
+func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.SessionMeta, at time.Time, expired bool) (q *pricing.Quote, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a pricing bug must not take the gate down
 			q, err = nil, fmt.Errorf("internal error: %v", p)
@@ -364,7 +411,11 @@ func (s *Server) quote(req *api.RewriteRequest, profile string, known storage.Se
 	if err != nil {
 		return nil, err
 	}
-	quote, err := pricing.NewQuote(req.ToQuoteRequest(model, at))
+	qr := req.ToQuoteRequest(model, at)
+	if expired {
+		qr.IdleSeconds = max(qr.IdleSeconds, float64(model.TTLSeconds)+1)
+	}
+	quote, err := pricing.NewQuote(qr)
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +493,7 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 		writeFieldError(w, "choice", "want allow-once, not-now or always-session")
 		return
 	}
-	ans, err := s.broker.decide(r.Context(), id, decision, api.ReasonUser, Caller(r.Context()), false)
+	ans, err := s.broker.decide(r.Context(), id, decision, api.ReasonUser, answeredBy(r.Context()), false)
 	switch {
 	case errors.Is(err, storage.ErrAlreadyDecided):
 		writeError(w, http.StatusConflict, "already decided: "+ans.Decision+" ("+ans.Reason+")")
@@ -495,4 +546,12 @@ func (s *Server) handleOutcome(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// answeredBy names the owner's door a question was answered through.
+func answeredBy(ctx context.Context) string {
+	if who := Caller(ctx); who != "" {
+		return who
+	}
+	return CallerWindow
 }

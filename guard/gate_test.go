@@ -42,7 +42,7 @@ func newGateOn(t testing.TB, mode string, store *sqlite.DB) *gateEnv {
 	}
 	settings := newTestSettings(mode)
 	srv, err := NewServer(context.Background(), Options{
-		Version: "test", Token: func() string { return testToken }, BaseURL: "http://" + ln.Addr().String(),
+		Version: "test", Token: func() string { return testToken }, OwnerToken: func() string { return testOwnerToken }, BaseURL: "http://" + ln.Addr().String(),
 		Settings: settings, Store: store, Pricer: testPricer{},
 	})
 	if err != nil {
@@ -52,6 +52,16 @@ func newGateOn(t testing.TB, mode string, store *sqlite.DB) *gateEnv {
 	ts.Start()
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 	return &gateEnv{t: t, srv: srv, ts: ts, store: store, settings: settings}
+}
+
+// tokenFor is the token of the caller that may send req: the harness's,
+// or the owner's for what needs the owner (the permission table is
+// TestPermissionTable's).
+func (g *gateEnv) tokenFor(req *http.Request) string {
+	if g.srv.needsOwner(req) {
+		return testOwnerToken
+	}
+	return testToken
 }
 
 // call sends an authenticated JSON request and decodes the answer.
@@ -67,7 +77,7 @@ func (g *gateEnv) call(method, path string, body any, out any) int {
 		rd = bytes.NewReader(j)
 	}
 	req, _ := http.NewRequest(method, g.ts.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+g.tokenFor(req))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		g.t.Fatal(err)
@@ -111,7 +121,7 @@ func rewriteBody(n int, turn string, extra map[string]any) map[string]any {
 func (g *gateEnv) answerQuietly(rewrite, choice string) {
 	b, _ := json.Marshal(map[string]string{"choice": choice})
 	req, _ := http.NewRequest("POST", g.ts.URL+"/v1/rewrites/"+rewrite+"/answer", bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+testOwnerToken)
 	if res, err := http.DefaultClient.Do(req); err == nil {
 		res.Body.Close()
 	}
@@ -142,7 +152,7 @@ func (g *gateEnv) subscribe(answers bool) *sse {
 		path += "?answers=1"
 	}
 	req, _ := http.NewRequestWithContext(ctx, "GET", g.ts.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Authorization", "Bearer "+g.tokenFor(req))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != 200 {
 		g.t.Fatalf("subscribe: %v %v", err, res)

@@ -73,7 +73,8 @@ var testModel = pricing.CacheModel{
 type testPricer struct{}
 
 func (testPricer) PriceRequest(profile, provider, model string, at time.Time, u pricing.Usage) (PricedRequest, error) {
-	return PricedRequest{Cost: testModel.Prices.Cost(u), Prices: `{"pricePerMTokens":0.3}`, PricedBy: "profile"}, nil
+	return PricedRequest{Cost: testModel.Prices.Cost(u), Prices: `{"pricePerMTokens":0.3,"cacheHitPricePerMTokens":0.006}`, PricedBy: "profile",
+		TTLSeconds: testModel.TTLSeconds}, nil
 }
 
 func (testPricer) CacheModel(profile, provider, model string) (pricing.CacheModel, error) {

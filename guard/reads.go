@@ -5,8 +5,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"tollgate/guard/api"
@@ -108,6 +110,55 @@ func (s *Server) handleSpend(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sp)
 }
 
+func (s *Server) handleSessionBreaks(w http.ResponseWriter, r *http.Request) {
+	b, err := s.store.SessionBreaks(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, "session "+strconv.Quote(r.PathValue("id")), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// handleBreaks sums the cache breaks of the last days (?days=N, default
+// 30, from the start of the local day in ?tz) and names the costliest
+// sessions (?limit=N, default 10).
+func (s *Server) handleBreaks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	loc := time.UTC
+	if tz := q.Get("tz"); tz != "" {
+		l, err := time.LoadLocation(tz)
+		if err != nil {
+			writeFieldError(w, "tz", "unknown time zone "+strconv.Quote(tz)+": want an IANA name such as Europe/Berlin")
+			return
+		}
+		loc = l
+	}
+	days, limit := 30, 10
+	for _, p := range []struct {
+		name     string
+		dst      *int
+		min, max int
+	}{{"days", &days, 1, 3660}, {"limit", &limit, 1, 100}} {
+		if v := q.Get(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < p.min || n > p.max {
+				writeFieldError(w, p.name, fmt.Sprintf("want %d to %d", p.min, p.max))
+				return
+			}
+			*p.dst = n
+		}
+	}
+	now := s.now().In(loc)
+	since := time.Date(now.Year(), now.Month(), now.Day()-(days-1), 0, 0, 0, 0, loc)
+	sum, err := s.store.BreakSummary(r.Context(), since, limit)
+	if err != nil {
+		s.storeError(w, "breaks", err)
+		return
+	}
+	sum.Days = days
+	writeJSON(w, http.StatusOK, sum)
+}
+
 func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.DeleteSession(r.Context(), r.PathValue("id")); err != nil {
 		s.storeError(w, "session "+strconv.Quote(r.PathValue("id")), err)
@@ -169,9 +220,10 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		i := strconv.FormatInt
 		f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		err := exp.ExportRequests(r.Context(), session, func(e api.ExportedRequest) error {
-			return cw.Write([]string{e.Session, e.RequestID, i(e.Seq, 10), e.At.Format(time.RFC3339Nano), e.Purpose, e.Turn, e.Profile, e.Provider, e.Model,
+			t := csvText
+			return cw.Write([]string{t(e.Session), t(e.RequestID), i(e.Seq, 10), e.At.Format(time.RFC3339Nano), t(e.Purpose), t(e.Turn), t(e.Profile), t(e.Provider), t(e.Model),
 				i(e.Usage.Input, 10), i(e.Usage.CacheRead, 10), i(e.Usage.CacheWrite, 10), i(e.Usage.CacheWrite1h, 10), i(e.Usage.Output, 10), i(e.ContextTokens, 10),
-				f(e.Cost.Input), f(e.Cost.CacheRead), f(e.Cost.CacheWrite), f(e.Cost.Output), f(e.Cost.Total), e.PricedBy, strconv.FormatBool(e.OffPeak)})
+				f(e.Cost.Input), f(e.Cost.CacheRead), f(e.Cost.CacheWrite), f(e.Cost.Output), f(e.Cost.Total), t(e.PricedBy), strconv.FormatBool(e.OffPeak)})
 		})
 		cw.Flush()
 		if err != nil {
@@ -184,6 +236,17 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeFieldError(w, "format", "want json or csv")
 	}
+}
+
+// csvText neutralises a text cell a spreadsheet would run as a formula
+// (CSV injection): one that starts with =, +, -, @, a tab or a carriage
+// return gets a leading apostrophe. Numbers are written by the export
+// itself and left alone.
+func csvText(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
 }
 
 // exportJSON streams {"sessions":[…],"requests":[…],"rewrites":[…]} without

@@ -15,7 +15,10 @@ import (
 	"time"
 )
 
-const testToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+const (
+	testToken      = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	testOwnerToken = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+)
 
 type fakeClock struct {
 	mu sync.Mutex
@@ -42,13 +45,14 @@ func newTestServer(t *testing.T, clock *fakeClock) (*Server, *httptest.Server) {
 		t.Fatal(err)
 	}
 	opts := Options{
-		Version:  "test",
-		Assets:   testAssets,
-		Token:    func() string { return testToken },
-		BaseURL:  "http://" + ln.Addr().String(),
-		Settings: newTestSettings("ask"),
-		Store:    openTestStore(t),
-		Pricer:   testPricer{},
+		Version:    "test",
+		Assets:     testAssets,
+		Token:      func() string { return testToken },
+		OwnerToken: func() string { return testOwnerToken },
+		BaseURL:    "http://" + ln.Addr().String(),
+		Settings:   newTestSettings("ask"),
+		Store:      openTestStore(t),
+		Pricer:     testPricer{},
 	}
 	if clock != nil {
 		opts.Now = clock.Now
@@ -91,6 +95,11 @@ func TestTCPSecurityLayers(t *testing.T) {
 		{name: "token prefix only", method: "GET", path: "/v1/health", token: testToken[:32], want: 401},
 		{name: "wrong token beats a valid cookie", method: "GET", path: "/v1/health", token: "nope", cookie: cookie, want: 401},
 		{name: "cookie ok", method: "GET", path: "/v1/health", cookie: cookie, want: 200},
+		{name: "owner token ok", method: "GET", path: "/v1/health", token: testOwnerToken, want: 200},
+		{name: "harness token on an owner route", method: "PUT", path: "/v1/mode", token: testToken, body: 10, want: 403},
+		{name: "owner token on an owner route", method: "PUT", path: "/v1/mode", token: testOwnerToken, body: 10, want: 400},
+		{name: "harness token as a question provider", method: "GET", path: "/v1/events?answers=1", token: testToken, want: 403},
+		{name: "cookie of another port", method: "GET", path: "/v1/health", cookie: &http.Cookie{Name: s.auth.cookieName, Value: authenticator{token: s.auth.token, ownerToken: s.auth.ownerToken, port: "1"}.cookieValue("c0ffee")}, want: 401},
 		{name: "cookie forged", method: "GET", path: "/v1/health", cookie: forged, want: 401},
 		{name: "host evil.example", method: "GET", path: "/v1/health", host: "evil.example", token: testToken, want: 403},
 		{name: "host evil with our port", method: "GET", path: "/v1/health", host: "evil.example:" + itoa(port), token: testToken, want: 403},
@@ -104,7 +113,7 @@ func TestTCPSecurityLayers(t *testing.T) {
 		{name: "origin null", method: "GET", path: "/v1/health", origin: "null", cookie: cookie, want: 403},
 		{name: "origin own", method: "GET", path: "/v1/health", origin: own, cookie: cookie, want: 200},
 		{name: "origin own localhost", method: "GET", path: "/v1/health", origin: "http://localhost:" + itoa(port), cookie: cookie, want: 200},
-		{name: "body 2 MiB", method: "POST", path: "/v1/login", token: testToken, body: 2 << 20, want: 413},
+		{name: "body 2 MiB", method: "POST", path: "/v1/login", token: testOwnerToken, body: 2 << 20, want: 413},
 		{name: "body 2 MiB unauthenticated is 401 first", method: "POST", path: "/v1/login", body: 2 << 20, want: 401},
 		{name: "surface endpoint takes 2 MiB", method: "POST", path: "/v1/sessions/s1/requests", token: testToken, body: 2 << 20, want: 400},
 		{name: "surface endpoint 17 MiB", method: "POST", path: "/v1/sessions/s1/rewrites", token: testToken, body: 17 << 20, want: 413},

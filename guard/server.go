@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,9 +31,12 @@ type Options struct {
 	// Assets is the built frontend (frontend/dist). Static files are public:
 	// they hold no secrets.
 	Assets fs.FS
-	// Token returns the current bearer token.
+	// Token returns the current harness token (api.json).
 	Token func() string
-	// RotateToken replaces the token (and its file) and returns the new one.
+	// OwnerToken returns the owner token (<home>/owner.token; nil: none).
+	OwnerToken func() string
+	// RotateToken replaces the harness token and the owner token (and their
+	// files) and returns the new harness token.
 	RotateToken func() (string, error)
 	// BaseURL is http://host:port of the TCP listener.
 	BaseURL string
@@ -66,6 +71,9 @@ type Route struct {
 	Handler http.Handler
 	// BodyLimit is the most bytes its body may hold (0: 1 MiB).
 	BodyLimit int64
+	// Harness: the harness token may call it too. Without it a write
+	// (anything but GET) needs the owner (security.go, harnessWrites).
+	Harness bool
 }
 
 // Server is the /v1 API and the static UI.
@@ -80,7 +88,10 @@ type Server struct {
 	mux     *http.ServeMux
 	// bodyLimits are the routes' body limits by pattern (absent: 1 MiB).
 	bodyLimits map[string]int64
-	engines    *engineRegistry
+	// harnessWrites are the writes the harness token may send (security.go).
+	harnessWrites map[string]bool
+	patterns      map[string]bool
+	engines       *engineRegistry
 
 	settings Settings
 	store    Store
@@ -114,19 +125,20 @@ func NewServer(ctx context.Context, opts Options) (*Server, error) {
 		now:     now,
 		baseURL: opts.BaseURL,
 		policy:  hostPolicy{port: port, extraHostname: opts.InsecureHost},
-		auth:    authenticator{token: opts.Token, cookieName: "tollgate_" + port},
+		auth:    authenticator{token: opts.Token, ownerToken: opts.OwnerToken, cookieName: "tollgate_" + port, port: port},
 		logins:  newLoginNonces(now),
 		mux:     http.NewServeMux(),
 		bodyLimits: map[string]int64{
 			"POST /v1/sessions/{session}/requests": surfaceBodyLimit,
 			"POST /v1/sessions/{session}/rewrites": surfaceBodyLimit,
 		},
-		engines:  newEngineRegistry(now),
-		settings: opts.Settings,
-		store:    opts.Store,
-		pricer:   opts.Pricer,
-		events:   newHub(opts.Logger),
-		stop:     make(chan struct{}),
+		harnessWrites: maps.Clone(harnessWrites),
+		engines:       newEngineRegistry(now),
+		settings:      opts.Settings,
+		store:         opts.Store,
+		pricer:        opts.Pricer,
+		events:        newHub(opts.Logger),
+		stop:          make(chan struct{}),
 	}
 	s.broker = newBroker(s)
 	if err := s.broker.load(ctx); err != nil {
@@ -163,7 +175,8 @@ func (s *Server) watchLeases() {
 }
 
 func (s *Server) routes() {
-	m := s.mux
+	s.patterns = map[string]bool{}
+	m := routeRecorder{s.mux, s.patterns}
 	m.HandleFunc("GET /v1/health", s.handleHealth)
 	m.HandleFunc("POST /v1/login", s.handleNewLogin)
 	m.HandleFunc("POST /v1/token/rotate", s.handleRotateToken)
@@ -192,6 +205,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/sessions/{id}/export", s.handleExport)
 	m.HandleFunc("GET /v1/export", s.handleExport)
 	m.HandleFunc("GET /v1/spend", s.handleSpend)
+	m.HandleFunc("GET /v1/sessions/{id}/breaks", s.handleSessionBreaks)
+	m.HandleFunc("GET /v1/breaks", s.handleBreaks)
 
 	m.HandleFunc("GET /v1/profiles", s.handleProfiles)
 	m.HandleFunc("PUT /v1/profiles/{name}", s.handlePutProfile)
@@ -199,12 +214,16 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/reprice", s.handleReprice)
 	for _, rt := range s.opts.Routes {
 		m.Handle(rt.Pattern, rt.Handler)
+		s.patterns[rt.Pattern] = true
 		if rt.BodyLimit > 0 {
 			s.bodyLimits[rt.Pattern] = rt.BodyLimit
 		}
+		if rt.Harness {
+			s.harnessWrites[rt.Pattern] = true
+		}
 	}
-	m.HandleFunc("/v1/", s.handleUnrouted)
-	m.HandleFunc("/otlp/", s.handleUnrouted)
+	s.mux.HandleFunc("/v1/", s.handleUnrouted)
+	s.mux.HandleFunc("/otlp/", s.handleUnrouted)
 }
 
 // authenticated says whether a path is served by the authenticated chain:
@@ -213,6 +232,23 @@ func (s *Server) routes() {
 // Prometheus scrape (/metrics, with authorization.credentials_file).
 func authenticated(path string) bool {
 	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/otlp/") || path == "/metrics"
+}
+
+// routeRecorder registers routes and remembers their patterns.
+type routeRecorder struct {
+	*http.ServeMux
+	seen map[string]bool
+}
+
+func (r routeRecorder) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	r.seen[pattern] = true
+	r.ServeMux.HandleFunc(pattern, h)
+}
+
+// Patterns lists the registered /v1 routes (the permission table's test
+// checks it covers every one).
+func (s *Server) Patterns() []string {
+	return slices.Sorted(maps.Keys(s.patterns))
 }
 
 // handleUnrouted answers what no route takes: 405 with Allow when the path
@@ -236,7 +272,7 @@ func (s *Server) handleUnrouted(w http.ResponseWriter, r *http.Request) {
 
 // Handler is the chain for the TCP listener.
 func (s *Server) Handler() http.Handler {
-	api := s.auth.authenticate(s.limitBody(s.mux))
+	api := s.auth.authenticate(s.permit(s.limitBody(s.mux)))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case authenticated(r.URL.Path):
@@ -259,7 +295,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) TrustedHandler() http.Handler {
 	api := s.limitBody(s.mux)
 	return trusted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/") {
+		if authenticated(r.URL.Path) {
 			api.ServeHTTP(w, r)
 			return
 		}

@@ -15,7 +15,7 @@ import (
 type Store interface {
 	RecordRequest(ctx context.Context, r storage.Request) (storage.StoredRequest, error)
 	CreateRewrite(ctx context.Context, r storage.Rewrite) (storage.Rewrite, error)
-	DecideRewrite(ctx context.Context, id, decision, reason, mode, order string, at time.Time) error
+	DecideRewrite(ctx context.Context, id, decision, reason, mode, order, answeredBy string, at time.Time) error
 	SetRewriteOutcome(ctx context.Context, id string, applied bool, errText string) error
 	Rewrite(ctx context.Context, id string) (storage.Rewrite, error)
 	ExpirePending(ctx context.Context, at time.Time) (int64, error)
@@ -27,6 +27,8 @@ type Store interface {
 	SessionMeta(ctx context.Context, id string) (storage.SessionMeta, error)
 	Series(ctx context.Context, id string) (api.Series, error)
 	Spend(ctx context.Context, by string, loc *time.Location, since time.Time) (api.Spend, error)
+	SessionBreaks(ctx context.Context, id string) (api.SessionBreaks, error)
+	BreakSummary(ctx context.Context, since time.Time, limit int) (api.BreakSummary, error)
 	DeleteSession(ctx context.Context, id string) error
 	DeleteAll(ctx context.Context) (int64, error)
 }
@@ -59,6 +61,9 @@ type PricedRequest struct {
 	Prices   string // JSON of the prices used
 	PricedBy string // profile | builtin | default | none
 	OffPeak  bool
+	// TTLSeconds is the cache model's ttlSeconds (0: 300), for the
+	// cache-break ledger.
+	TTLSeconds int64
 }
 
 // FieldNamer is an error that names the field, key or line it is about.

@@ -98,6 +98,14 @@
 // entry an earlier request wrote at a flagged unit, and reading an entry
 // refreshes it. Each request then becomes part of the cache.
 //
+// # Cache-break ledger
+//
+// Breaks (ledger.go) finds the prefix-cache breaks a session's reported
+// usage shows — a request reading more than BreakTolerance tokens less than
+// the previous request of its thread and family sent — and attributes each
+// to a cause (rewrite, idle, family, prefix) and a premium at the request's
+// prices. Its invariants are listed in ledger.go.
+//
 // # Validation
 //
 // NewQuote and CacheModel.Validate return a *FieldError naming the field by

@@ -21,6 +21,51 @@ var ErrNotFound = errors.New("not found")
 // ErrAlreadyDecided is returned when a rewrite already has its decision.
 var ErrAlreadyDecided = errors.New("already decided")
 
+// A stored time must fall in this window around now: far enough back for a
+// log imported years after it was written, a day ahead for a clock that is
+// off. "9999-12-31T23:59:59-14:00" (year 10000 in UTC) once stored fine and
+// then broke every read that wrote it as JSON.
+const (
+	MaxPast   = 30 * 365 * 24 * time.Hour
+	MaxFuture = 24 * time.Hour
+)
+
+// CheckTime says why t cannot be stored ("" when it can).
+func CheckTime(t, now time.Time) string {
+	switch {
+	case t.Before(now.Add(-MaxPast)):
+		return "more than 30 years before now"
+	case t.After(now.Add(MaxFuture)):
+		return "more than a day after now"
+	}
+	return ""
+}
+
+// MaxCostUSD bounds a stored cost: 2^40 tokens at the dearest price a
+// profile may set is far below it.
+const MaxCostUSD = 1e15
+
+// CheckCost names the first cost that is not a finite amount from 0 to
+// MaxCostUSD ("" when all are).
+func CheckCost(c pricing.Cost) string {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"input", c.Input}, {"cacheRead", c.CacheRead}, {"cacheWrite", c.CacheWrite}, {"output", c.Output}, {"total", c.Total}} {
+		if !SaneUSD(f.v) {
+			return "cost." + f.name
+		}
+	}
+	return ""
+}
+
+// SaneUSD reports whether v is a finite amount within ±MaxCostUSD.
+func SaneUSD(v float64) bool { return v >= -MaxCostUSD && v <= MaxCostUSD }
+
+// SaneStoredTime reports whether a stored time can be written as RFC 3339
+// (JSON): years 0 to 9999.
+func SaneStoredTime(t time.Time) bool { y := t.Year(); return y >= 0 && y <= 9999 }
+
 // Purposes of a request.
 const (
 	PurposeConversation = "conversation"
@@ -81,6 +126,28 @@ type Request struct {
 	// one (Claude Code: the assistant line's uuid, which its telemetry
 	// sends as message.uuid): the exact key between the two sides.
 	MessageUUID string
+	// Thread is the conversation the request continues ("" the main one;
+	// ThreadOf fills it for subagents and summary calls that do not say),
+	// StartedBy what started it; TTLSeconds is its profile's ttlSeconds
+	// (0: 300). The cache-break ledger reads all three.
+	Thread     string
+	StartedBy  string
+	TTLSeconds int64
+}
+
+// ThreadOf is the thread a request belongs to when its source names none:
+// the main conversation, one thread for the subagents, and a thread of its
+// own for each summary call (a start, never compared with another).
+func ThreadOf(purpose, thread, requestID string) string {
+	switch {
+	case thread != "":
+		return thread
+	case purpose == PurposeSubagent:
+		return "subagent"
+	case purpose == PurposeCompaction:
+		return "compaction:" + requestID
+	}
+	return ""
 }
 
 // Where a request came from, when it may have a twin (Request.Via).
@@ -103,6 +170,85 @@ type StoredRequest struct {
 	// Duplicate is set when the request id was stored before: nothing new
 	// was written and the fields are the first answer's.
 	Duplicate bool
+	// Break is the cache break the request showed, if any.
+	Break *Break
+}
+
+// Break is one cache break of a session's ledger (GET
+// /v1/sessions/{id}/breaks): a request that read less from the prefix cache
+// than the previous request of its thread and model had sent.
+type Break struct {
+	Session   string    `json:"session,omitempty"`
+	Seq       int64     `json:"seq"`
+	At        time.Time `json:"at"`
+	Thread    string    `json:"thread"`
+	Model     string    `json:"model"`
+	Cause     string    `json:"cause"` // rewrite | idle | family | prefix
+	StartedBy string    `json:"startedBy"`
+	// GapSeconds is the time since the previous request of the family,
+	// TTLSeconds how long its entries were to live.
+	GapSeconds           float64 `json:"gapSeconds"`
+	TTLSeconds           int64   `json:"ttlSeconds"`
+	ExpectedCachedTokens int64   `json:"expectedCachedTokens"`
+	CacheReadTokens      int64   `json:"cacheReadTokens"`
+	RebilledTokens       int64   `json:"rebilledTokens"`
+	PremiumUSD           float64 `json:"premiumUSD"`
+	// Rewrite is the fold or prune that caused it (cause rewrite), else null.
+	Rewrite *string `json:"rewrite"`
+}
+
+// BreakOf turns a ledger entry into the stored record.
+func BreakOf(session string, b pricing.Break) Break {
+	out := Break{Session: session, Seq: b.Seq, At: b.At.UTC(), Thread: b.Thread, Model: b.Model, Cause: string(b.Cause), StartedBy: b.StartedBy,
+		GapSeconds: b.GapSeconds, TTLSeconds: b.TTLSeconds, ExpectedCachedTokens: b.ExpectedCachedTokens,
+		CacheReadTokens: b.CacheReadTokens, RebilledTokens: b.RebilledTokens, PremiumUSD: b.PremiumUSD}
+	if b.Rewrite != "" {
+		id := b.Rewrite
+		out.Rewrite = &id
+	}
+	return out
+}
+
+// SessionBreaks is GET /v1/sessions/{id}/breaks.
+type SessionBreaks struct {
+	Breaks []Break `json:"breaks"`
+}
+
+// BreakSession is one session of the breaks summary.
+type BreakSession struct {
+	Session        string  `json:"session"`
+	Title          string  `json:"title"`
+	Harness        string  `json:"harness"`
+	Breaks         int64   `json:"breaks"`
+	RebilledTokens int64   `json:"rebilledTokens"`
+	PremiumUSD     float64 `json:"premiumUSD"`
+	// TopCause is the cause of most of its premium.
+	TopCause string `json:"topCause"`
+}
+
+// BreakCauseStarted is one (cause, what started it) pair of the summary:
+// what a plain-words line about a dominant cause needs.
+type BreakCauseStarted struct {
+	Cause          string  `json:"cause"`
+	StartedBy      string  `json:"startedBy"`
+	Breaks         int64   `json:"breaks"`
+	RebilledTokens int64   `json:"rebilledTokens"`
+	PremiumUSD     float64 `json:"premiumUSD"`
+}
+
+// BreakSummary is GET /v1/breaks?days=N.
+type BreakSummary struct {
+	Days  int       `json:"days"`
+	Since time.Time `json:"since"`
+	// ByCause sums the period's breaks per cause, the largest premium first.
+	ByCause []pricing.CauseTotal `json:"byCause"`
+	// ByStart splits them further by what started the request.
+	ByStart []BreakCauseStarted `json:"byStart"`
+	// Sessions are the costliest sessions, by premium.
+	Sessions       []BreakSession `json:"sessions"`
+	Breaks         int64          `json:"breaks"`
+	RebilledTokens int64          `json:"rebilledTokens"`
+	PremiumUSD     float64        `json:"premiumUSD"`
 }
 
 // SummaryCall is the usage of a fold's summary call, when known.
@@ -126,6 +272,7 @@ type Rewrite struct {
 	Status        string
 	Decision      string
 	Reason        string
+	AnsweredBy    string // the owner's door of a user's answer: window, browser, tray, owner-token
 	Order         string
 	PreTokens     int64
 	PredictedCold *int64
@@ -165,6 +312,10 @@ type Session struct {
 	ContextWindow     int64         `json:"contextWindow"`
 	ThresholdTokens   int64         `json:"thresholdTokens"`
 	LastContextTokens int64         `json:"lastContextTokens"`
+	// CacheWarmUntil is when the cache entries of the main conversation's
+	// last request expire (its time plus the TTL they live by); null when
+	// it showed no cache activity.
+	CacheWarmUntil *time.Time `json:"cacheWarmUntil"`
 }
 
 // SessionList is GET /v1/sessions.
@@ -210,6 +361,7 @@ type Fold struct {
 	SummaryCall         *FoldSummaryCall `json:"summaryCall"`
 	Decision            string           `json:"decision"`
 	Reason              string           `json:"reason"`
+	AnsweredBy          string           `json:"answeredBy"` // window, browser, tray, owner-token ("" unless a user answered)
 	Mode                string           `json:"mode"`
 	Order               string           `json:"order"`
 	Applied             *bool            `json:"applied"`
@@ -225,7 +377,7 @@ type Fold struct {
 func FoldOf(r Rewrite) Fold {
 	f := Fold{
 		Rewrite: r.ID, Seq: r.Seq, At: r.At, Kind: r.Kind, Trigger: r.Trigger, PreTokens: r.PreTokens,
-		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason,
+		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason, AnsweredBy: r.AnsweredBy,
 		Mode: r.Mode, Order: r.Order, Applied: r.Applied, CostUSD: r.CostUSD, Source: r.Source, Turn: r.Turn,
 	}
 	if r.Quote != "" && r.Quote != "null" {

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
@@ -90,5 +92,41 @@ func TestPriceCommandErrors(t *testing.T) {
 	os.WriteFile(path, []byte(strings.SplitAfter(testcorpus.DSHPriceLog, "\n")[0]), 0o644)
 	if code, out, _ := runPrice(path, "--home", home); code != 0 || !strings.Contains(out, "no fold to price") {
 		t.Fatalf("no folds: %d %q", code, out)
+	}
+}
+
+// A FIFO named *.jsonl once hung `tollgate import` in open(2), deaf to
+// SIGTERM; it is skipped in a folder and refused when named.
+func TestImportCommandSkipsAFIFO(t *testing.T) {
+	root := t.TempDir()
+	fifo := filepath.Join(root, "pipe.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	type result struct {
+		code     int
+		out, err string
+	}
+	run := func(args ...string) result {
+		done := make(chan result, 1)
+		go func() {
+			var out, errb bytes.Buffer
+			code := Exit(Import(context.Background(), args, IO{Stdout: &out, Stderr: &errb}), &errb)
+			done <- result{code, out.String(), errb.String()}
+		}()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(10 * time.Second):
+			t.Fatalf("tollgate import %v still running after 10s", args)
+		}
+		return result{}
+	}
+	if r := run("--home", dir, root); r.code != 0 || !strings.Contains(r.out, "imported 0 files") {
+		t.Fatalf("folder with a FIFO: %+v", r)
+	}
+	if r := run("--home", dir, fifo); r.code == 0 || !strings.Contains(r.err, "not a regular file") {
+		t.Fatalf("the FIFO named: %+v", r)
 	}
 }

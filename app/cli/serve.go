@@ -60,7 +60,7 @@ func Login(ctx context.Context, args []string, stdio IO) error {
 	if err := parse(fset, args); err != nil {
 		return err
 	}
-	c, err := liveClient(common)
+	c, err := ownerClient(common)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func Login(ctx context.Context, args []string, stdio IO) error {
 // Token is `tollgate token [--rotate]`.
 func Token(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("token", stdio, false)
-	rotate := fset.Bool("rotate", false, "replace the token; clients must re-read api.json")
+	rotate := fset.Bool("rotate", false, "replace the token and the owner token; clients must re-read api.json")
 	if err := parse(fset, args); err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func Token(ctx context.Context, args []string, stdio IO) error {
 		return nil
 	}
 	// A running tollgate must learn the new token, so it rotates it itself.
-	if c, err := liveClient(common); err == nil {
+	if c, err := ownerClient(common); err == nil {
 		tok, err := c.RotateToken(ctx)
 		if err != nil {
 			return err
@@ -100,6 +100,9 @@ func Token(ctx context.Context, args []string, stdio IO) error {
 		fmt.Fprintln(stdio.Stdout, tok)
 		fmt.Fprintln(stdio.Stderr, "token rotated; the running tollgate uses it now and api.json names it")
 		return nil
+	}
+	if _, err := home.RotateOwnerToken(dir); err != nil {
+		return err
 	}
 	tok, err := home.RotateToken(dir)
 	if err != nil {
@@ -109,8 +112,9 @@ func Token(ctx context.Context, args []string, stdio IO) error {
 	return nil
 }
 
-// liveClient is a client of the tollgate running on the command's home.
-func liveClient(common *CommonFlags) (*client.Client, error) {
+// ownerClient is a client of the running tollgate with the owner token
+// (<home>/owner.token): login URLs and token rotation need the owner.
+func ownerClient(common *CommonFlags) (*client.Client, error) {
 	dir, err := resolveHome(common)
 	if err != nil {
 		return nil, err
@@ -119,7 +123,11 @@ func liveClient(common *CommonFlags) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(client.Endpoint{URL: info.URL, Token: info.Token}, nil), nil
+	owner, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(client.Endpoint{URL: info.URL, Token: owner}, nil), nil
 }
 
 // RaiseLive asks the running tollgate to bring its window to the front.

@@ -15,6 +15,10 @@ import (
 func TestTokenRotationWhileRunning(t *testing.T) {
 	svc, dir := apptest.Start(t, "")
 	old := svc.Token()
+	oldOwner, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out strings.Builder
 	if code := Exit(Token(context.Background(), []string{"--home", dir, "--rotate"}, IO{Stdout: &out, Stderr: io.Discard}), io.Discard); code != 0 {
 		t.Fatalf("token --rotate exit %d", code)
@@ -37,6 +41,19 @@ func TestTokenRotationWhileRunning(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("old token after rotation: %d, want 401", res.StatusCode)
+	}
+	// The owner token is replaced with it, and the command used the old one
+	// (the harness token cannot rotate).
+	owner, _ := home.ReadOwnerToken(dir)
+	if owner == oldOwner || owner != svc.OwnerToken() || len(owner) != 64 || owner == fresh {
+		t.Fatalf("owner token: old %s file %s live %s", oldOwner, owner, svc.OwnerToken())
+	}
+	st, err := os.Stat(home.OwnerTokenPath(dir))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("owner.token: %v %v", err, st)
+	}
+	if b, _ := os.ReadFile(home.APIFilePath(dir)); strings.Contains(string(b), owner) {
+		t.Fatal("api.json holds the owner token")
 	}
 }
 

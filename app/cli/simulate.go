@@ -52,11 +52,16 @@ func Simulate(ctx context.Context, args []string, stdio IO, version string) erro
 		return fmt.Errorf("tollgate simulate: %w", err)
 	}
 	// Through the running tollgate when there is one (the sessions appear
-	// in its dashboard live); else a temporary one on the same home.
+	// in its dashboard live); else a temporary one on the same home. The
+	// simulation sets its sessions' mode, so it runs as the owner.
 	var ep client.Endpoint
 	var settings *config.Settings
 	if info, err := home.LiveInstance(dir); err == nil {
-		ep = client.Endpoint{URL: info.URL, Token: info.Token}
+		owner, err := home.ReadOwnerToken(dir)
+		if err != nil {
+			return fmt.Errorf("tollgate simulate: %w", err)
+		}
+		ep = client.Endpoint{URL: info.URL, Token: owner}
 	} else {
 		svc, err := app.Start(ctx, app.StartOptions{Home: dir, Flags: config.Flags{Listen: "127.0.0.1:0"}, Version: version})
 		if err != nil {
@@ -69,7 +74,7 @@ func Simulate(ctx context.Context, args []string, stdio IO, version string) erro
 			defer cancel()
 			svc.Close(closeCtx)
 		}()
-		ep = client.Endpoint{URL: svc.URL, Token: svc.Token()}
+		ep = client.Endpoint{URL: svc.URL, Token: svc.OwnerToken()}
 		settings = svc.Settings()
 	}
 	if settings == nil {

@@ -70,6 +70,9 @@ func TestInvalidValueNamesKeyValueAndFile(t *testing.T) {
 		{"granularity", "profiles:\n  p:\n    granularity: 0\n", "", "profiles.p.granularity", "0"},
 		{"cacheKind", "profiles:\n  p:\n    cacheKind: magic\n", "", "profiles.p.cacheKind", "magic"},
 		{"profile mode", "profiles:\n  p:\n    mode: maybe\n", "", "profiles.p.mode", "maybe"},
+		{"price overflowing every cost", "profiles:\n  p:\n    pricePerMTokens: 1e308\n", "", "profiles.p.pricePerMTokens", "1e+308"},
+		{"offPeak factor", "profiles:\n  p:\n    offPeak: {days: [mon-fri], utc: [\"00:00-01:00\"], factor: -3}\n", "", "profiles.p.offPeak.factor", "must be > 0"},
+		{"offPeak day", "profiles:\n  p:\n    offPeak: {days: [funday], factor: 0.5}\n", "", "profiles.p.offPeak.days[0]", "funday"},
 		{"default profile", "defaultProfile: ghost\nprofiles: {}\n", "", "defaultProfile", "ghost"},
 		{"yaml", "mode: [unclosed\n", "", "(file)", ""},
 	}

@@ -14,6 +14,9 @@ type PricedUsage struct {
 	Prices   string // JSON of the prices used (after any off-peak factor)
 	PricedBy PricedBy
 	OffPeak  bool
+	// TTLSeconds is the cache model's ttlSeconds: how long a 5-minute (or
+	// untyped) cache write lives, for the cache-break ledger.
+	TTLSeconds int64
 }
 
 // PriceUsage prices one request per ARCHITECTURE.md, "The API": the named profile, else the
@@ -30,7 +33,7 @@ func (s *Settings) PriceUsage(profile, provider, model string, at time.Time, u p
 		b, _ := json.Marshal(prices)
 		text = string(b)
 	}
-	return PricedUsage{Cost: prices.Cost(u), Prices: text, PricedBy: r.by, OffPeak: offPeak}, nil
+	return PricedUsage{Cost: prices.Cost(u), Prices: text, PricedBy: r.by, OffPeak: offPeak, TTLSeconds: r.model.TTLSeconds}, nil
 }
 
 // resolvedModel is one lookup's outcome, kept until the profiles change:

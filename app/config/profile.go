@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -70,11 +71,26 @@ func validateProfileKeys(file, profile string, keys map[string]any) error {
 			continue
 		}
 		if err := checkKeyValue(spec, value); err != nil {
-			return &ConfigError{File: file, Key: "profiles." + profile + "." + spec.Canonical, Value: value, Why: err.Error()}
+			key := "profiles." + profile + "." + spec.Canonical
+			var sub *subkeyError
+			if errors.As(err, &sub) {
+				return &ConfigError{File: file, Key: key + "." + sub.Key, Why: sub.Why}
+			}
+			return &ConfigError{File: file, Key: key, Value: value, Why: err.Error()}
 		}
 	}
 	return nil
 }
+
+// MaxPricePerMTokens bounds a profile's prices: today's dearest models
+// charge hundreds of USD per million tokens; a thousand times that is a typo,
+// and 1e308 once overflowed every cost to +Inf.
+const MaxPricePerMTokens = 100_000
+
+// subkeyError names a key inside a structured value (offPeak.factor).
+type subkeyError struct{ Key, Why string }
+
+func (e *subkeyError) Error() string { return e.Key + ": " + e.Why }
 
 func checkKeyValue(spec profileKey, value any) error {
 	switch spec.Kind {
@@ -84,8 +100,8 @@ func checkKeyValue(spec profileKey, value any) error {
 		}
 	case kindPrice:
 		f, ok := toFloat(value)
-		if !ok || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			return fmt.Errorf("want a price ≥ 0 in USD per million tokens")
+		if !ok || !(f >= 0) || f > MaxPricePerMTokens {
+			return fmt.Errorf("want a price from 0 to %g USD per million tokens", float64(MaxPricePerMTokens))
 		}
 	case kindTokens, kindPositive:
 		f, ok := toFloat(value)
@@ -112,6 +128,20 @@ func checkKeyValue(spec profileKey, value any) error {
 	case kindOffPeak:
 		if _, ok := value.(map[string]any); !ok {
 			return fmt.Errorf("want {days: [mon-fri], utc: [\"00:00-01:00\"], factor: 0.5}")
+		}
+		// An invalid window once loaded and then failed every pricing of
+		// the profile, storing its requests at zero cost.
+		w, err := offPeakWindow(value)
+		if err != nil {
+			return err
+		}
+		m := pricing.CacheModel{Kind: pricing.Positional, Granularity: 1, TTLSeconds: 300, OffPeak: w}
+		if err := m.Validate(); err != nil {
+			var fe *pricing.FieldError
+			if errors.As(err, &fe) {
+				return &subkeyError{Key: strings.TrimPrefix(fe.Field, "offPeak."), Why: fe.Message}
+			}
+			return err
 		}
 	}
 	return nil

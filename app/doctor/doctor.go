@@ -523,6 +523,15 @@ func (d *doctor) checkToken(context.Context) DoctorCheck {
 		c.Fix = d.cmd + " token --rotate" + d.homeArg
 		return c
 	}
+	// The owner token answers questions and changes settings: it must be
+	// private too.
+	owner := home.OwnerTokenPath(d.home)
+	if fi, err := os.Stat(owner); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		c.Status = DoctorError
+		c.Detail = fmt.Sprintf("%s is mode %04o, want 0600: other users can read the owner token", owner, fi.Mode().Perm())
+		c.Fix = "chmod 600 " + home.ShellQuote(owner)
+		return c
+	}
 	c.Detail = path + " is private (0600)"
 	return c
 }

@@ -237,6 +237,12 @@ func TestDoctorBrokenStates(t *testing.T) {
 			detail:  "mode 0644, want 0600",
 		},
 		{
+			name: "owner token readable by others", running: true, id: "token", status: DoctorError,
+			breakIt: func(t *testing.T, w *doctorWorld) { os.Chmod(home.OwnerTokenPath(w.dir), 0o644) },
+			fix:     func(w *doctorWorld) string { return "chmod 600 " + home.ShellQuote(home.OwnerTokenPath(w.dir)) },
+			detail:  "owner token",
+		},
+		{
 			name: "token file corrupt", running: true, id: "token", status: DoctorError,
 			breakIt: func(t *testing.T, w *doctorWorld) { os.WriteFile(home.TokenPath(w.dir), []byte("nope\n"), 0o600) },
 			fix:     func(w *doctorWorld) string { return w.cmd() + " token --rotate --home " + home.ShellQuote(w.dir) },

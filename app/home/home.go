@@ -37,6 +37,28 @@ func ResolveHome(flag string) (string, error) {
 // TokenPath is where the API bearer token lives.
 func TokenPath(home string) string { return filepath.Join(home, "token") }
 
+// OwnerTokenPath is where the owner token lives (0600; never in api.json):
+// it answers questions, changes modes and settings, deletes, re-prices,
+// rotates tokens and mints login URLs, which the harness token cannot.
+func OwnerTokenPath(home string) string { return filepath.Join(home, "owner.token") }
+
+// LoadOrCreateOwnerToken returns the owner token, creating it on first use.
+func LoadOrCreateOwnerToken(home string) (string, error) {
+	return loadOrCreate(home, OwnerTokenPath(home))
+}
+
+// ReadOwnerToken reads the owner token without creating it.
+func ReadOwnerToken(home string) (string, error) {
+	b, err := os.ReadFile(OwnerTokenPath(home))
+	if err != nil {
+		return "", fmt.Errorf("reading the owner token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// RotateOwnerToken replaces the owner token with a fresh one.
+func RotateOwnerToken(home string) (string, error) { return rotate(home, OwnerTokenPath(home)) }
+
 // APIFilePath is the discovery file harnesses read.
 func APIFilePath(home string) string { return filepath.Join(home, "api.json") }
 
@@ -46,8 +68,10 @@ func DBPath(home string) string { return filepath.Join(home, "tollgate.db") }
 // LoadOrCreateToken returns the token kept in <home>/token, creating it (32
 // random bytes, hex) on first use. The token survives restarts so harnesses
 // configured with it keep working.
-func LoadOrCreateToken(home string) (string, error) {
-	b, err := os.ReadFile(TokenPath(home))
+func LoadOrCreateToken(home string) (string, error) { return loadOrCreate(home, TokenPath(home)) }
+
+func loadOrCreate(home, path string) (string, error) {
+	b, err := os.ReadFile(path)
 	if err == nil {
 		tok := strings.TrimSpace(string(b))
 		if len(tok) == 64 {
@@ -55,17 +79,19 @@ func LoadOrCreateToken(home string) (string, error) {
 				return tok, nil
 			}
 		}
-		return "", fmt.Errorf("token file %s is corrupt (want 64 hex characters); run `tollgate token --rotate`", TokenPath(home))
+		return "", fmt.Errorf("token file %s is corrupt (want 64 hex characters); run `tollgate token --rotate`", path)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("reading token: %w", err)
 	}
-	return RotateToken(home)
+	return rotate(home, path)
 }
 
 // RotateToken replaces the token with a fresh one. Clients holding the old
 // token get 401 from then on; browser cookies derived from it stop working.
-func RotateToken(home string) (string, error) {
+func RotateToken(home string) (string, error) { return rotate(home, TokenPath(home)) }
+
+func rotate(home, path string) (string, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return "", fmt.Errorf("creating home: %w", err)
 	}
@@ -73,7 +99,7 @@ func RotateToken(home string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := WriteFileAtomic(TokenPath(home), []byte(tok+"\n"), 0o600); err != nil {
+	if err := WriteFileAtomic(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("writing token: %w", err)
 	}
 	return tok, nil

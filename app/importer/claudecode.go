@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"path/filepath"
 	"strings"
 	"time"
@@ -31,6 +32,16 @@ import (
 //     subagent), as are lines flagged isSidechain in a main transcript.
 //   - Lines of model "<synthetic>" are Claude Code's own notices, not
 //     billed requests, and are skipped.
+//   - What started a request (Request.StartedBy) is read from the user
+//     lines since the thread's previous request, by their first bytes
+//     only (a tool result is never scanned): content beginning with
+//     "<task-notification>" (a background task finished), a tool_result
+//     block (a person's answer when it says "User has answered your
+//     questions" or "User has approved your plan"), "[Request
+//     interrupted", isMeta lines (hook context or other harness notes), a
+//     compact summary; anything else is a prompt. Each file is one thread
+//     (Request.Thread): "" for the main transcript, the agent's file stem
+//     for a subagent or summary call, whose first request is a start.
 //
 // The session id is "claude-code:" + the transcript's uuid: the file name of
 // a main transcript, the folder above subagents/ for a subagent's, else the
@@ -40,7 +51,80 @@ var (
 	keyUsage         = []byte(`"usage"`)
 	keyCompact       = []byte(`compact_boundary`)
 	keyCompactSumary = []byte(`isCompactSummary`)
+	keyUserContent   = []byte(`"role":"user","content":`)
+	keyIsMeta        = []byte(`"isMeta":true`)
+	keyIsSummary     = []byte(`"isCompactSummary":true`)
+	keyHook          = []byte(`hook`)
 )
+
+// Kinds of input between two requests of a thread, as bits of
+// claudeState.Started; a lower bit is more telling (startedByNames).
+const (
+	startCompaction uint16 = 1 << iota
+	startNotification
+	startPrompt
+	startAnswer
+	startInterrupt
+	startHook
+	startMeta
+	startToolResult
+)
+
+var startedByNames = [...]string{StartedByCompaction, StartedByNotification, StartedByPrompt, StartedByAnswer,
+	StartedByInterrupt, StartedByHook, StartedByMeta, StartedByToolResult}
+
+// The first bytes of a user message's content that say what it is.
+var (
+	prefixToolUseID     = []byte(`[{"tool_use_id"`)
+	prefixToolResult    = []byte(`[{"type":"tool_result"`)
+	prefixNotification  = []byte(`"<task-notification>`)
+	prefixInterrupt     = []byte(`"[Request interrupted`)
+	prefixInterruptText = []byte(`[{"type":"text","text":"[Request interrupted`)
+	prefixCommand       = []byte(`"<command-`)
+	prefixLocalCommand  = []byte(`"<local-command-`)
+	prefixCaveat        = []byte(`"Caveat:`)
+	// A person's answer to the model's question (AskUserQuestion) or plan
+	// (ExitPlanMode) is a tool result Claude Code words so.
+	markAnswered = []byte(`"content":"User has answered your questions`)
+	markApproved = []byte(`"content":"User has approved your plan`)
+)
+
+// answerWindow is how far into a tool result's first block its content's
+// start is looked for: past the tool_use_id and type, never into the text.
+const answerWindow = 120
+
+// userKind classifies a user line by its flags and the first bytes of its
+// content; it never scans a tool result. 0: not a user message it knows.
+func userKind(b []byte) uint16 {
+	i := bytes.Index(b, keyUserContent)
+	if i < 0 {
+		return 0
+	}
+	c := b[i+len(keyUserContent):]
+	switch {
+	case bytes.HasPrefix(c, prefixToolUseID), bytes.HasPrefix(c, prefixToolResult):
+		if w := c[:min(len(c), answerWindow)]; bytes.Contains(w, markAnswered) || bytes.Contains(w, markApproved) {
+			return startAnswer
+		}
+		return startToolResult
+	case bytes.HasPrefix(c, prefixNotification):
+		return startNotification
+	case bytes.HasPrefix(c, prefixInterrupt), bytes.HasPrefix(c, prefixInterruptText):
+		return startInterrupt
+	}
+	switch {
+	case bytes.Contains(b, keyIsSummary):
+		return startCompaction
+	case bytes.Contains(b, keyIsMeta):
+		if bytes.Contains(b, keyHook) {
+			return startHook
+		}
+		return startMeta
+	case bytes.HasPrefix(c, prefixCommand), bytes.HasPrefix(c, prefixLocalCommand), bytes.HasPrefix(c, prefixCaveat):
+		return startMeta
+	}
+	return startPrompt
+}
 
 type claudeState struct {
 	Lines    int    `json:"lines"`
@@ -53,6 +137,10 @@ type claudeState struct {
 	LastKey string `json:"lastKey,omitempty"`
 	// FoldOpen says the last fold still waits for its compact summary line.
 	FoldOpen bool `json:"foldOpen,omitempty"`
+	// Started holds the kinds of input (start… bits) seen since the
+	// thread's last request; Requests counts the file's requests.
+	Started  uint16 `json:"started,omitempty"`
+	Requests int    `json:"requests,omitempty"`
 }
 
 type claudeParser struct {
@@ -69,6 +157,7 @@ type claudeParser struct {
 	// request in pending.
 	live    bool
 	pending int64
+	thread  string // the file's thread: "" for a main transcript
 }
 
 func (p *claudeParser) pendingBytes() int64 { return p.pending }
@@ -84,6 +173,9 @@ func newClaudeParser(opts Options) (*claudeParser, error) {
 		p.st.Session = claudeSessionFromPath(opts.Path, p.role)
 	}
 	p.lastKey = p.st.LastKey
+	if p.role != PurposeConversation {
+		p.thread = strings.TrimSuffix(filepath.Base(opts.Path), ".jsonl")
+	}
 	return p, nil
 }
 
@@ -141,6 +233,7 @@ type ccLine struct {
 func (p *claudeParser) line(b []byte, n int) error {
 	needMeta := p.st.Session == "" || (p.role == PurposeConversation && p.st.Title == "")
 	hasUsage := true
+	noted := false
 	if !needMeta && !p.live { // a live read measures every line's content
 		// Most lines say their type among the short fields they start
 		// with (user, progress, file-history-snapshot): those are skipped
@@ -150,7 +243,8 @@ func (p *claudeParser) line(b []byte, n int) error {
 		switch {
 		case !ok:
 			hasUsage = bytes.Contains(b, keyUsage)
-			if !hasUsage && !bytes.Contains(b, keyCompact) && !(p.st.FoldOpen && bytes.Contains(b, keyCompactSumary)) {
+			if !hasUsage && !bytes.Contains(b, keyCompact) && !(p.st.FoldOpen && bytes.Contains(b, keyCompactSumary)) &&
+				!bytes.Contains(b, keyUserContent) {
 				return nil
 			}
 		case string(typ) == "assistant":
@@ -159,6 +253,8 @@ func (p *claudeParser) line(b []byte, n int) error {
 				return nil
 			}
 		case string(typ) == "user":
+			p.noteUser(b)
+			noted = true
 			if !p.st.FoldOpen || !bytes.Contains(b, keyCompactSumary) {
 				return nil
 			}
@@ -229,6 +325,12 @@ func (p *claudeParser) line(b []byte, n int) error {
 	if p.live && p.role == PurposeConversation && !l.sidechain {
 		p.measure(&l)
 	}
+	// A subagent's own file flags every line isSidechain; in a main
+	// transcript the flag marks an old-style inline subagent's lines.
+	inline := l.sidechain && p.role == PurposeConversation
+	if l.typ == "user" && !noted && !inline {
+		p.noteUser(b)
+	}
 	switch {
 	case l.typ == "assistant" && l.hasUsage:
 		return p.assistant(&l, n)
@@ -243,6 +345,26 @@ func (p *claudeParser) line(b []byte, n int) error {
 		}
 	}
 	return nil
+}
+
+// noteUser adds a user line's kind to what started the thread's next
+// request.
+func (p *claudeParser) noteUser(b []byte) { p.st.Started |= userKind(b) }
+
+// startedBy names what started the thread's new request and starts
+// collecting for the next one.
+func (p *claudeParser) startedBy() string {
+	first := p.st.Requests == 0
+	p.st.Requests++
+	k := p.st.Started
+	p.st.Started = 0
+	switch {
+	case first && p.role != PurposeConversation:
+		return StartedByThreadStart
+	case k == 0:
+		return ""
+	}
+	return startedByNames[bits.TrailingZeros16(k)]
 }
 
 // measure keeps the size of the main thread's content since its last
@@ -439,11 +561,17 @@ func (p *claudeParser) assistant(l *ccLine, n int) error {
 	if purpose == PurposeConversation && l.sidechain {
 		purpose = PurposeSubagent
 	}
-	r := &Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n, UUID: l.uuid}
+	r := &Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n, Thread: p.thread, UUID: l.uuid}
 	p.index[key] = len(p.records)
 	p.records = append(p.records, Record{Request: r})
 	continued := key == p.lastKey
 	p.lastKey = key
+	switch {
+	case l.sidechain && p.role == PurposeConversation:
+		r.Thread = "sidechain" // an old transcript's inline subagent
+	case !continued:
+		r.StartedBy = p.startedBy()
+	}
 	if purpose != PurposeConversation || continued {
 		return nil
 	}
@@ -477,6 +605,7 @@ func (p *claudeParser) boundary(l *ccLine, n int) error {
 	p.records = append(p.records, Record{Fold: f})
 	if p.role == PurposeConversation && !l.sidechain {
 		p.waiting = append(p.waiting, p.lastFold)
+		p.st.Started |= startCompaction
 	}
 	p.st.FoldOpen = true
 	return nil

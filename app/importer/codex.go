@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,13 +33,36 @@ import (
 //     before it (input + output), its checkpoint is estimated from the
 //     summary's length at 4 characters a token; the trigger is not logged
 //     and is recorded as auto.
+//   - What started a request (Request.StartedBy) is what came since the
+//     previous one: event_msg user_message (a prompt), a
+//     function_call_output or custom_tool_call_output (a tool result), a
+//     compaction — read from the first bytes of those lines only.
 
 var (
 	keyTokenCount  = []byte(`token_count`)
 	keyCompacted   = []byte(`compacted"`)
 	keySessionMeta = []byte(`"session_meta"`)
 	keyTurnContext = []byte(`"turn_context"`)
+	keyPayloadType = []byte(`"payload":{"type":"`)
 )
+
+// codexInputKind classifies a line that is input to the next request by
+// its payload type, looked for among the line's first bytes; 0 otherwise.
+func codexInputKind(b []byte) uint16 {
+	head := b[:min(len(b), 160)]
+	i := bytes.Index(head, keyPayloadType)
+	if i < 0 {
+		return 0
+	}
+	t := b[i+len(keyPayloadType):]
+	switch {
+	case bytes.HasPrefix(t, []byte(`user_message"`)):
+		return startPrompt
+	case bytes.HasPrefix(t, []byte(`function_call_output"`)), bytes.HasPrefix(t, []byte(`custom_tool_call_output"`)):
+		return startToolResult
+	}
+	return 0
+}
 
 type codexTotal struct {
 	Input, Cached, Output, Total int64
@@ -70,6 +94,8 @@ type codexState struct {
 	// FoldOpen: a fold with no request after it yet; a context_compacted
 	// event then belongs to it.
 	FoldOpen bool `json:"foldOpen,omitempty"`
+	// Started holds the kinds of input (start… bits) since the last request.
+	Started uint16 `json:"started,omitempty"`
 }
 
 type codexParser struct {
@@ -109,6 +135,10 @@ type cxLine struct {
 }
 
 func (p *codexParser) line(b []byte, n int) error {
+	if k := codexInputKind(b); k != 0 {
+		p.st.Started |= k
+		return nil
+	}
 	if !bytes.Contains(b, keyTokenCount) && !bytes.Contains(b, keyCompacted) &&
 		!bytes.Contains(b, keySessionMeta) && !bytes.Contains(b, keyTurnContext) {
 		return nil
@@ -268,6 +298,10 @@ func (p *codexParser) tokenCount(l *cxLine, n int) error {
 		p.st.First = model
 	}
 	r := &Request{ID: id, At: at, Purpose: PurposeConversation, Provider: p.provider(), Model: model, Usage: u, Line: n}
+	if k := p.st.Started; k != 0 {
+		r.StartedBy = startedByNames[bits.TrailingZeros16(k)]
+		p.st.Started = 0
+	}
 	p.lastIdx = len(p.records)
 	p.records = append(p.records, Record{Request: r})
 	p.st.Last = &codexReq{ID: id, At: at, Model: model, Usage: u, Line: n, PrevPre: p.st.Pre}
@@ -322,6 +356,7 @@ func (p *codexParser) fold(l *cxLine, n int, item bool) error {
 	p.waiting = append(p.waiting, len(p.records))
 	p.records = append(p.records, Record{Fold: f})
 	p.st.FoldOpen = true
+	p.st.Started |= startCompaction
 	return nil
 }
 

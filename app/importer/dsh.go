@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"tollgate/pricing"
 )
@@ -39,7 +40,15 @@ type dshState struct {
 	Window   int64  `json:"window,omitempty"`
 	Thresh   int64  `json:"threshold,omitempty"`
 	Position int    `json:"position,omitempty"`
+	// Started holds the kinds of input (start… bits) since the last
+	// conversation request: user/message, tool/result, a summary.
+	Started uint16 `json:"started,omitempty"`
 }
+
+var (
+	prefixDSHUser = []byte(`{"type":"user/message"`)
+	prefixDSHTool = []byte(`{"type":"tool/result"`)
+)
 
 type dshParser struct {
 	st      dshState
@@ -72,6 +81,15 @@ type dshLine struct {
 }
 
 func (p *dshParser) line(b []byte, n int) error {
+	switch {
+	case !p.st.Header:
+	case bytes.HasPrefix(b, prefixDSHUser):
+		p.st.Started |= startPrompt
+		return nil
+	case bytes.HasPrefix(b, prefixDSHTool):
+		p.st.Started |= startToolResult
+		return nil
+	}
 	if p.st.Header && !bytes.Contains(b, keyUsage) && !bytes.Contains(b, keyDSHCompaction) &&
 		!bytes.Contains(b, keyDSHContext) && !bytes.Contains(b, keyDSHSurface) {
 		return nil
@@ -301,6 +319,10 @@ func (p *dshParser) message(l *dshLine, n int) error {
 	p.index[l.id] = len(p.records)
 	p.records = append(p.records, Record{Request: r})
 	if purpose == PurposeConversation {
+		if k := p.st.Started; k != 0 {
+			r.StartedBy = startedByNames[bits.TrailingZeros16(k)]
+			p.st.Started = 0
+		}
 		if p.st.Model == "" {
 			p.st.Model = l.model
 		}
@@ -340,6 +362,9 @@ func (p *dshParser) compaction(l *dshLine, n int, kind string) error {
 	if l.hasCall {
 		u := l.callUsage
 		f.Summary = &u
+	}
+	if kind == KindSummary {
+		p.st.Started |= startCompaction
 	}
 	p.addFold(l.id, f)
 	return nil

@@ -2,13 +2,68 @@ package importer
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
+
+// OpenRegular opens a log for reading, refusing what is not a regular file:
+// a FIFO would block the open (and the import with it) until a writer came,
+// and /dev/zero or a socket never ends. The open does not block (O_NONBLOCK,
+// which a regular file ignores), and the check is on the opened file, so a
+// path swapped after a directory walk is caught too.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file (%s), not read", path, fileKind(st.Mode()))
+	}
+	return f, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a folder"
+	}
+	return m.Type().String()
+}
+
+// ContextReader reads r until ctx ends, then fails with ctx's error: a
+// reader of a large file gives up when the one who asked has gone.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
 
 // Detect tells which harness wrote a log, from its name and its first
 // bytes (for a zstd log, the name alone: only dsh writes them). It returns
@@ -98,6 +153,9 @@ func Walk(dir, harness string) ([]FileInfo, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file (%s), not read", dir, fileKind(st.Mode()))
+		}
 		return []FileInfo{{Path: dir, Harness: harness, Size: st.Size(), ModTime: st.ModTime().UnixNano()}}, nil
 	}
 	var out []FileInfo
@@ -110,6 +168,13 @@ func Walk(dir, harness string) ([]FileInfo, error) {
 		}
 		if d.IsDir() || !IsLogName(d.Name()) {
 			return nil
+		}
+		if !d.Type().IsRegular() {
+			// A FIFO or socket named *.jsonl is not a log; a symlink is
+			// one if it leads to a regular file.
+			if st, err := os.Stat(path); d.Type()&fs.ModeSymlink == 0 || err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
 		}
 		switch harness {
 		case ClaudeCode:

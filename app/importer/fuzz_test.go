@@ -60,7 +60,27 @@ func fuzzParser(f *testing.F, harness, path string, seeds [][]byte) {
 		if len(g1.folds) != len(g2.folds) {
 			t.Fatalf("two passes: %d folds, one pass: %d", len(g2.folds), len(g1.folds))
 		}
+		// What started each request, and its thread, survive the cut.
+		if s1, s2 := startsOf(one), startsOf(first, second); s1 != s2 {
+			t.Fatalf("two passes (cut %d) started by\n%s\none pass\n%s", c, s2, s1)
+		}
 	})
+}
+
+// startsOf lists each request's thread and what started it, by id, as its
+// first appearance says (a message continued in a later pass says nothing).
+func startsOf(results ...*Result) string {
+	seen := map[string]bool{}
+	var b bytes.Buffer
+	for _, res := range results {
+		for _, r := range res.Records {
+			if q := r.Request; q != nil && !seen[q.ID] {
+				seen[q.ID] = true
+				fmt.Fprintf(&b, "%s %q %q\n", q.ID, q.Thread, q.StartedBy)
+			}
+		}
+	}
+	return b.String()
 }
 
 func seedsOf(harness string) [][]byte {

@@ -36,6 +36,98 @@ type Options struct {
 	// content written after the main thread's last request is measured in
 	// Result.PendingBytes.
 	Live bool
+	// Limits bound what one pass reads (zero fields: the defaults).
+	Limits Limits
+}
+
+// Limits bound one pass over a log, checked as the bytes arrive, so a
+// hostile upload (a zstd bomb, a file with no newline) ends with an error
+// naming the file and the limit instead of growing without end.
+type Limits struct {
+	// Input is the most bytes read from the reader (the file as stored,
+	// compressed or not).
+	Input int64
+	// Line is the longest line; for a zstd log also the most decoded bytes
+	// held between frame boundaries that end a line.
+	Line int64
+	// Decoded is the most bytes a zstd log may decode to in one pass.
+	Decoded int64
+}
+
+// The default limits. A Claude Code line carrying a pasted image is a few
+// MiB, the largest real transcripts a few hundred MiB; dsh flushes a frame
+// every few lines. The zstd input is read into memory, so it is held lower.
+const (
+	DefaultInputLimit     = 2 << 30
+	DefaultZstdInputLimit = 256 << 20
+	DefaultLineLimit      = 64 << 20
+	DefaultDecodedLimit   = 4 << 30
+)
+
+func (l Limits) withDefaults(zstd bool) Limits {
+	if l.Input <= 0 {
+		l.Input = DefaultInputLimit
+		if zstd {
+			l.Input = DefaultZstdInputLimit
+		}
+	}
+	if l.Line <= 0 {
+		l.Line = DefaultLineLimit
+	}
+	if l.Decoded <= 0 {
+		l.Decoded = DefaultDecodedLimit
+	}
+	return l
+}
+
+// LimitError is a limit a pass ran into.
+type LimitError struct {
+	File  string
+	What  string // "input", "line", "decoded"
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	switch e.What {
+	case "line":
+		return fmt.Sprintf("%s: a line is longer than the limit of %s", e.File, sizeString(e.Limit))
+	case "decoded":
+		return fmt.Sprintf("%s: decompresses to more than the limit of %s", e.File, sizeString(e.Limit))
+	}
+	return fmt.Sprintf("%s: larger than the limit of %s", e.File, sizeString(e.Limit))
+}
+
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// limitedReader fails with a LimitError once more than n bytes arrive.
+type limitedReader struct {
+	r    io.Reader
+	n    int64 // bytes left
+	path string
+	max  int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return 0, &LimitError{File: l.path, What: "input", Limit: l.max}
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if l.n < 0 {
+		return n, &LimitError{File: l.path, What: "input", Limit: l.max}
+	}
+	return n, err
 }
 
 // Result is one pass over a file.
@@ -113,7 +205,9 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := driver{p: p, path: opts.Path, lines: lines, atEOF: opts.AtEOF, live: opts.Live}
+	lim := opts.Limits.withDefaults(IsZstd(opts.Path))
+	d := driver{p: p, path: opts.Path, lines: lines, atEOF: opts.AtEOF, live: opts.Live, lim: lim}
+	r = &limitedReader{r: r, n: lim.Input, path: opts.Path, max: lim.Input}
 	if IsZstd(opts.Path) {
 		err = d.zstd(r)
 	} else {
@@ -146,6 +240,7 @@ type driver struct {
 	atEOF    bool
 	live     bool
 	skipped  int
+	lim      Limits
 }
 
 // chunkSize is how much is read at a time; a longer line grows the buffer.
@@ -155,7 +250,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &
 
 func (d *driver) plain(r io.Reader) error {
 	var buf []byte
-	if l, ok := r.(interface{ Len() int }); ok && l.Len() < chunkSize {
+	if l, ok := r.(*limitedReader).r.(interface{ Len() int }); ok && l.Len() < chunkSize {
 		buf = make([]byte, l.Len()+1) // a small upload or test input
 	} else {
 		bp := bufPool.Get().(*[]byte)
@@ -165,13 +260,20 @@ func (d *driver) plain(r io.Reader) error {
 	n := 0 // bytes in buf
 	for {
 		if n == len(buf) {
-			grown := make([]byte, 2*len(buf))
+			if int64(n) > d.lim.Line {
+				return &LimitError{File: d.path, What: "line", Limit: d.lim.Line}
+			}
+			grown := make([]byte, min(2*int64(len(buf)), d.lim.Line+1))
 			copy(grown, buf[:n])
 			buf = grown
 		}
 		m, err := io.ReadFull(r, buf[n:])
 		n += m
 		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		var le *LimitError
+		if errors.As(err, &le) {
+			return le
+		}
 		if err != nil && !eof {
 			return fmt.Errorf("reading %s: %w", d.path, err)
 		}
@@ -181,6 +283,9 @@ func (d *driver) plain(r io.Reader) error {
 				return err
 			}
 			n = copy(buf, buf[last+1:n])
+		}
+		if int64(n) > d.lim.Line {
+			return &LimitError{File: d.path, What: "line", Limit: d.lim.Line}
 		}
 		if eof {
 			return d.tail(buf[:n])
@@ -210,6 +315,9 @@ func (d *driver) lines_(chunk []byte) error {
 			line, chunk = chunk, nil
 		} else {
 			line, chunk = chunk[:end], chunk[end+1:]
+		}
+		if int64(len(line)) > d.lim.Line {
+			return &LimitError{File: d.path, What: "line", Limit: d.lim.Line}
 		}
 		d.consumed += int64(len(line))
 		if end >= 0 {
@@ -271,6 +379,10 @@ var zstdDecoders = sync.Pool{New: func() any {
 // content, together with the frames before it, ends with a newline.
 func (d *driver) zstd(r io.Reader) error {
 	data, err := io.ReadAll(r)
+	var le *LimitError
+	if errors.As(err, &le) {
+		return le
+	}
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", d.path, err)
 	}
@@ -279,9 +391,13 @@ func (d *driver) zstd(r io.Reader) error {
 	if !ok {
 		return fmt.Errorf("zstd: %v", got)
 	}
-	defer zstdDecoders.Put(dec)
+	defer func() {
+		_ = dec.Reset(nil)
+		zstdDecoders.Put(dec)
+	}()
 
 	var pending []byte // decoded bytes since the last committed frame
+	var decoded int64
 	pos := 0
 	committed := 0
 	for pos < len(data) {
@@ -300,8 +416,12 @@ func (d *driver) zstd(r io.Reader) error {
 			}
 			continue
 		}
-		pending, err = dec.DecodeAll(frame, pending)
+		pending, err = d.decodeFrame(dec, frame, pending, &decoded)
 		if err != nil {
+			var le *LimitError
+			if errors.As(err, &le) {
+				return le
+			}
 			return &LineError{File: d.path, Line: d.lines + 1, Err: fmt.Errorf("zstd frame at byte %d: %w", d.consumed+int64(pos-size), err)}
 		}
 		if len(pending) > 0 && pending[len(pending)-1] == '\n' {
@@ -320,6 +440,38 @@ func (d *driver) zstd(r io.Reader) error {
 	}
 	d.consumed = int64(committed)
 	return nil
+}
+
+// decodeFrame appends one frame's content to pending, a chunk at a time,
+// failing as soon as pending would pass the line limit or the pass's
+// decoded total the decoded limit.
+func (d *driver) decodeFrame(dec *zstd.Decoder, frame, pending []byte, decoded *int64) ([]byte, error) {
+	if err := dec.Reset(bytes.NewReader(frame)); err != nil {
+		return pending, err
+	}
+	const step = 256 << 10
+	for {
+		if int64(len(pending)) > d.lim.Line {
+			return pending, &LimitError{File: d.path, What: "line", Limit: d.lim.Line}
+		}
+		if *decoded > d.lim.Decoded {
+			return pending, &LimitError{File: d.path, What: "decoded", Limit: d.lim.Decoded}
+		}
+		if cap(pending)-len(pending) < step {
+			grown := make([]byte, len(pending), 2*cap(pending)+step)
+			copy(grown, pending)
+			pending = grown
+		}
+		n, err := dec.Read(pending[len(pending):min(cap(pending), len(pending)+step)])
+		pending = pending[:len(pending)+n]
+		*decoded += int64(n)
+		if errors.Is(err, io.EOF) {
+			return pending, nil
+		}
+		if err != nil {
+			return pending, err
+		}
+	}
 }
 
 // linesZ feeds decoded lines; consumption is counted in compressed bytes

@@ -55,11 +55,34 @@ type Request struct {
 	Model    string
 	Usage    pricing.Usage
 	Line     int // 1-based line of its first appearance in the file
+	// Thread is the conversation the request continues: "" for the main
+	// one, the agent's file stem for a Claude Code subagent or summary
+	// call. The cache-break ledger compares a request only with earlier
+	// requests of its thread.
+	Thread string
+	// StartedBy is what the harness appended since the thread's previous
+	// request, the most telling kind when several were (StartedBy…
+	// constants); "" when the log does not say.
+	StartedBy string
 	// UUID is the log's own id of the response, when it has one (Claude
 	// Code: the uuid of the message's last line, which its telemetry
 	// sends as message.uuid): the key a live report of it shares.
 	UUID string
 }
+
+// What started a request, most telling first: when several kinds of input
+// came between two requests, the first of this list names the request.
+const (
+	StartedByThreadStart  = "thread-start"      // first request of a subagent or summary call
+	StartedByCompaction   = "after-compaction"  // a compact summary replaced the history
+	StartedByNotification = "task-notification" // a <task-notification> turn (a background task finished)
+	StartedByPrompt       = "user-prompt"       // a typed or queued prompt
+	StartedByAnswer       = "user-answer"       // the tool result of a question the model asked (AskUserQuestion)
+	StartedByInterrupt    = "interrupt"         // "[Request interrupted by user…]"
+	StartedByHook         = "hook-output"       // a hook's additional context (isMeta system reminder)
+	StartedByMeta         = "meta"              // other harness-made user lines: slash-command output, caveats
+	StartedByToolResult   = "tool-result"       // the tool loop continues
+)
 
 // Fold is one context rewrite a log shows.
 type Fold struct {

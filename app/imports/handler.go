@@ -35,6 +35,10 @@ const (
 	BodyLimit = 2 << 30
 )
 
+// MaxUploadFiles is the most files one upload may carry: a picked folder
+// of transcripts is hundreds; more is refused before anything is stored.
+const MaxUploadFiles = 10000
+
 // Handler serves Route for one database.
 type Handler struct {
 	DB       *sqlite.DB
@@ -66,6 +70,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		harness := ""
+		files := 0
 		for {
 			part, err := mr.NextPart()
 			if errors.Is(err, io.EOF) {
@@ -85,23 +90,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					api.WriteError(w, http.StatusBadRequest, "file", "an uploaded file needs a name")
 					return
 				}
+				if files++; files > MaxUploadFiles {
+					api.WriteError(w, http.StatusRequestEntityTooLarge, "file", "more than "+strconv.Itoa(MaxUploadFiles)+" files in one upload; import a folder by path instead")
+					return
+				}
 				// Spooled to disk: the parser may read files in parallel,
-				// and an upload can be hundreds of megabytes.
+				// and an upload can be hundreds of megabytes. Each spooled
+				// file is closed at once and opened again when it is read,
+				// so an upload of many parts holds few descriptors.
 				f, err := os.CreateTemp(dir, "upload-*")
 				if err != nil {
 					api.WriteError(w, http.StatusInternalServerError, "", err.Error())
 					return
 				}
-				defer f.Close()
-				if _, err := io.Copy(f, part); err != nil {
+				_, err = io.Copy(f, part)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
 					api.WriteError(w, tooLargeOr(err, http.StatusBadRequest), "file", "reading "+name+": "+err.Error())
 					return
 				}
-				if _, err := f.Seek(0, io.SeekStart); err != nil {
-					api.WriteError(w, http.StatusInternalServerError, "", err.Error())
-					return
-				}
-				sources = append(sources, Source{Name: name, Reader: f})
+				lf := &spooled{path: f.Name()}
+				defer lf.Close()
+				sources = append(sources, Source{Name: name, Reader: lf})
 			}
 		}
 		for i := range sources {
@@ -153,4 +165,40 @@ func tooLargeOr(err error, status int) int {
 		return http.StatusRequestEntityTooLarge
 	}
 	return status
+}
+
+// spooled is an uploaded file on disk, opened on its first read and closed
+// at its end.
+type spooled struct {
+	path string
+	f    *os.File
+	done bool
+}
+
+func (s *spooled) Read(p []byte) (int, error) {
+	if s.done {
+		return 0, io.EOF
+	}
+	if s.f == nil {
+		f, err := os.Open(s.path)
+		if err != nil {
+			return 0, err
+		}
+		s.f = f
+	}
+	n, err := s.f.Read(p)
+	if err != nil {
+		s.Close()
+		s.done = true
+	}
+	return n, err
+}
+
+func (s *spooled) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
 }

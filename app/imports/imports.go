@@ -435,6 +435,9 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	atEOF := false
 	key := job.path
 	if job.src.Reader != nil {
+		if c, ok := job.src.Reader.(io.Closer); ok {
+			defer c.Close() // a spooled upload holds a descriptor only while it is read
+		}
 		// An upload: its key is its name and first bytes, so the same log
 		// uploaded again (or grown) continues where it stopped, and another
 		// log of the same name is another file.
@@ -454,7 +457,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		size = -1
 		atEOF = true
 	} else {
-		f, err := os.Open(job.path)
+		f, err := importer.OpenRegular(job.path)
 		if err != nil {
 			return fail(p, err)
 		}
@@ -522,7 +525,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 			return fail(p, err)
 		}
 	}
-	counted := countingReader{r: in, n: &r.bytesDone}
+	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
 	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF})
 	if err != nil {
 		return fail(p, err)
@@ -547,15 +550,25 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens}
 	batch.Items = make([]sqlite.ImportItem, 0, len(res.Records))
 	var pc priceCache
+	now := time.Now()
 	for _, rec := range res.Records {
 		if q := rec.Request; q != nil {
+			if why := storage.CheckTime(q.At, now); why != "" && !q.At.IsZero() {
+				return fail(p, fmt.Errorf("%s:%d: time %s is %s", job.path, q.Line, q.At.Format(time.RFC3339), why))
+			}
 			sr, err := r.price(&pc, meta, q)
 			if err != nil {
 				return fail(p, fmt.Errorf("%s:%d: pricing: %w", job.path, q.Line, err))
 			}
+			if field := storage.CheckCost(sr.Cost); field != "" {
+				return fail(p, fmt.Errorf("%s:%d: pricing: %s is out of range", job.path, q.Line, field))
+			}
 			batch.Items = append(batch.Items, sqlite.ImportItem{Request: sr})
 		}
 		if f := rec.Fold; f != nil {
+			if why := storage.CheckTime(f.At, now); why != "" && !f.At.IsZero() {
+				return fail(p, fmt.Errorf("%s: fold %s: time %s is %s", job.path, f.ID, f.At.Format(time.RFC3339), why))
+			}
 			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: &storage.Rewrite{
 				ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger, Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan(),
 			}})
@@ -595,6 +608,7 @@ type priceCache struct {
 	json   string
 	by     config.PricedBy
 	off    bool
+	ttl    int64
 }
 
 func (r *importRun) price(pc *priceCache, meta storage.SessionMeta, q *importer.Request) (*storage.Request, error) {
@@ -617,7 +631,7 @@ func (r *importRun) price(pc *priceCache, meta storage.SessionMeta, q *importer.
 			return nil, err
 		}
 		cost = pu.Cost
-		*pc = priceCache{key: key, minute: minute, json: pu.Prices, by: pu.PricedBy, off: pu.OffPeak}
+		*pc = priceCache{key: key, minute: minute, json: pu.Prices, by: pu.PricedBy, off: pu.OffPeak, ttl: pu.TTLSeconds}
 		if err := json.Unmarshal([]byte(pu.Prices), &pc.prices); err != nil {
 			pc.json = "" // never reuse what cannot be read back
 		}
@@ -626,6 +640,7 @@ func (r *importRun) price(pc *priceCache, meta storage.SessionMeta, q *importer.
 		Session: meta, RequestID: q.ID, At: q.At, Purpose: q.Purpose, Profile: q.Profile, Provider: q.Provider, Model: q.Model,
 		Usage: q.Usage,
 		Cost:  cost, Prices: pc.json, PricedBy: string(pc.by), OffPeak: pc.off,
+		Thread: q.Thread, StartedBy: q.StartedBy, TTLSeconds: pc.ttl,
 		Via: storage.ViaImport, MessageUUID: q.UUID, // counted once with its live report (storage/sqlite/twins.go)
 	}, nil
 }

@@ -3,7 +3,6 @@ package imports
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -104,7 +103,7 @@ func ReadSessionLog(path, harness string) (*SessionLog, error) {
 	files := []string{path}
 	if harness == "" {
 		head := make([]byte, 64<<10)
-		f, err := os.Open(path)
+		f, err := importer.OpenRegular(path)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +122,7 @@ func ReadSessionLog(path, harness string) (*SessionLog, error) {
 	sl := &SessionLog{harness: harness}
 	byID := map[string]*importer.Request{}
 	for i, file := range files {
-		f, err := os.Open(file)
+		f, err := importer.OpenRegular(file)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"tollgate/app/home"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
 	"tollgate/pricing"
@@ -14,8 +15,13 @@ import (
 // order re-reads the whole region (≥ 10× that), and the whole session's
 // uncached tokens fall by about a third or more.
 func TestSimulationReproducesTheReferenceShape(t *testing.T) {
-	svc, _ := StartService.Start(t, "")
-	c := client.New(client.Endpoint{URL: svc.URL, Token: svc.Token()}, nil)
+	svc, dir := StartService.Start(t, "")
+	// The simulation sets its sessions' mode: it runs as the owner.
+	owner, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(client.Endpoint{URL: svc.URL, Token: owner}, nil)
 	ctx := context.Background()
 	if err := c.Register(ctx, client.Engine{Harness: "simulate"}); err != nil {
 		t.Fatal(err)

@@ -238,7 +238,13 @@ func (rc *Receiver) store(w http.ResponseWriter, ctx context.Context, rs []stora
 			q.PricedBy = "none"
 			continue
 		}
-		q.Cost, q.Prices, q.PricedBy, q.OffPeak = pu.Cost, pu.Prices, string(pu.PricedBy), pu.OffPeak
+		if field := storage.CheckCost(pu.Cost); field != "" {
+			// As the API does: a cost out of range is stored as zero.
+			rc.log().Error("pricing a request received over OTLP gave a cost out of range", "session", q.Session.ID, "field", field)
+			q.PricedBy = "none"
+			continue
+		}
+		q.Cost, q.Prices, q.PricedBy, q.OffPeak, q.TTLSeconds = pu.Cost, pu.Prices, string(pu.PricedBy), pu.OffPeak, pu.TTLSeconds
 	}
 	stored, err := rc.Store.RecordRequests(ctx, rs)
 	if err != nil {
@@ -255,6 +261,9 @@ func (rc *Receiver) store(w http.ResponseWriter, ctx context.Context, rs []stora
 				Session: st.SessionID, RequestID: st.RequestID, Seq: st.Seq, At: st.At, Purpose: st.Purpose,
 				ContextTokens: st.ContextTokens, CostUSD: st.Cost.Total,
 			})
+			if st.Break != nil { // the cache-break ledger judged it on the way in
+				rc.Publish(guard.EventBreakDetected, *st.Break)
+			}
 		}
 	}
 	return true

@@ -1,6 +1,7 @@
 package telemetry_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,7 +22,9 @@ func importTranscript(t *testing.T, svc *app.Service) {
 	if err := os.WriteFile(path, readShared(t, "claude-code-2.1.332-transcript.jsonl"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st, raw := postJSON(t, svc, "/v1/import", map[string]any{"paths": []string{path}, "harness": "claude-code"}, nil); st != http.StatusOK {
+	body, _ := json.Marshal(map[string]any{"paths": []string{path}, "harness": "claude-code"})
+	// Importing is the owner's (the harness token of api.json may not).
+	if st, raw := send(t, svc, "/v1/import", "application/json", body, "Authorization", "Bearer "+svc.OwnerToken()); st != http.StatusOK {
 		t.Fatalf("import: %d %s", st, raw)
 	}
 }

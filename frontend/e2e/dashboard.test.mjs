@@ -170,16 +170,26 @@ test("several questions queue; one decided elsewhere closes with a note; Enter a
   const first = page.locator(`.question[data-rewrite="${a.body.rewrite}"]`);
   await first.waitFor();
   await page.locator(".q-queue", { hasText: "1 of 2" }).waitFor();
-  // Answered by another client (the token door): the dialog closes with a note.
-  const other = await server.call("POST", `/v1/rewrites/${a.body.rewrite}/answer`, { choice: "not-now" });
+  // The harness's own token cannot answer (the owner's door only).
+  const own = await server.call("POST", `/v1/rewrites/${a.body.rewrite}/answer`, { choice: "allow-once" });
+  assert.equal(own.status, 403, JSON.stringify(own.body));
+  // Answered by another client (the owner token): the dialog closes with a note.
+  const other = await server.callAsOwner("POST", `/v1/rewrites/${a.body.rewrite}/answer`, { choice: "not-now" });
   assert.equal(other.status, 200, JSON.stringify(other.body));
-  await page.locator(".q-note", { hasText: /Answered by an API client: declined|Decided elsewhere/ }).waitFor();
+  await page.locator(".q-note", { hasText: "Answered with the owner token: declined" }).waitFor();
   await page.screenshot({ path: join(OUT, "e2e-dialog-decided-elsewhere.png") });
   const second = page.locator(`.question[data-rewrite="${b.body.rewrite}"]`);
   await second.waitFor({ timeout: 10_000 });
   const poll = harness.decision(b.body.rewrite, 30);
   await page.keyboard.press("Enter"); // Enter = Allow once
   assert.equal((await poll).body.decision, "allow");
+
+  // The session's Rewrites table says who answered each question.
+  await page.goto(server.api.url + "/#/sessions/" + harness.session);
+  const rewrites = page.locator("h2", { hasText: "Rewrites" }).locator("xpath=following::table[1]");
+  await rewrites.locator("th", { hasText: "Answered by" }).waitFor();
+  await rewrites.locator("td", { hasText: "owner token" }).first().waitFor();
+  await rewrites.locator("td", { hasText: /^browser$/ }).first().waitFor();
 });
 
 test("changing a price in Settings writes config.yaml", async () => {

@@ -58,10 +58,18 @@ export async function startServe(extraArgs = [], env = {}) {
       ({ proc, out, api, loginURL } = await spawnServe(home, new URL(server.api.url).host, extraArgs, env));
       Object.assign(server, { proc, api, loginURL });
     },
+    /** Calls the API with api.json's harness token. */
     async call(method, path, body) {
+      return server.callWith(server.api.token, method, path, body);
+    },
+    /** Calls the API with <home>/owner.token: what answers, modes and settings need. */
+    async callAsOwner(method, path, body) {
+      return server.callWith(readFileSync(join(home, "owner.token"), "utf8").trim(), method, path, body);
+    },
+    async callWith(token, method, path, body) {
       const res = await fetch(server.api.url + path, {
         method,
-        headers: { Authorization: "Bearer " + server.api.token, "Content-Type": "application/json" },
+        headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();

@@ -5,6 +5,7 @@
 import { ApiError, type Transport } from "./transport";
 import type {
   AnswerChoice,
+  BreakSummary,
   EnginesList,
   Health,
   ImportResponse,
@@ -17,6 +18,7 @@ import type {
   Scope,
   Series,
   Session,
+  SessionBreaks,
   SessionPage,
   Spend,
 } from "./model/types";
@@ -73,6 +75,14 @@ export class Api {
 
   spend(by: "day" | "profile" | "model", tz: string, days = 30): Promise<Spend> {
     return this.guard(this.transport.get<Spend>(`/v1/spend?by=${by}&tz=${q(tz)}&days=${days}`));
+  }
+
+  breaks(id: string): Promise<SessionBreaks> {
+    return this.guard(this.transport.get<SessionBreaks>(`/v1/sessions/${q(id)}/breaks`));
+  }
+
+  breakSummary(tz: string, days = 30, limit = 5): Promise<BreakSummary> {
+    return this.guard(this.transport.get<BreakSummary>(`/v1/breaks?days=${days}&tz=${q(tz)}&limit=${limit}`));
   }
 
   answer(rewrite: string, choice: AnswerChoice): Promise<RewriteDecision> {

@@ -14,6 +14,7 @@ export const EVENT_NAMES = [
   "request.recorded",
   "mode.changed",
   "engines.changed",
+  "break.detected",
   "import.progress",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];

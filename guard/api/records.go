@@ -33,15 +33,9 @@ type usageReportJSON struct {
 // MarshalJSON writes the wire's key names.
 func (r UsageReport) MarshalJSON() ([]byte, error) { return json.Marshal(usageReportJSON(r)) }
 
-// UnmarshalJSON reads the wire's key names.
-func (r *UsageReport) UnmarshalJSON(b []byte) error {
-	var j usageReportJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*r = UsageReport(j)
-	return nil
-}
+// UnmarshalJSON reads the wire's key names (into r itself: the two structs
+// differ only in their tags).
+func (r *UsageReport) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, (*usageReportJSON)(r)) }
 
 // Check names the first count outside 0…2^40, as "usage.<key>".
 func (r UsageReport) Check() (field string, ok bool) {
@@ -67,6 +61,7 @@ type RequestReport struct {
 	Provider        string       `json:"provider,omitempty"`
 	Model           string       `json:"model,omitempty"`
 	Purpose         string       `json:"purpose,omitempty"` // conversation | compaction | subagent
+	Thread          string       `json:"thread,omitempty"`  // the conversation it continues ("" the main one; each subagent its own): the cache-break ledger's unit
 	Turn            Turn         `json:"turn,omitempty"`
 	At              string       `json:"at,omitempty"` // RFC 3339 (see At); absent: when the guard receives it
 	ContextWindow   int64        `json:"contextWindow,omitempty"`

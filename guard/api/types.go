@@ -24,6 +24,12 @@ type (
 	SpendRow        = storage.SpendRow
 	Spend           = storage.Spend
 	ExportedRequest = storage.ExportedRequest
+	// The cache-break ledger: GET /v1/sessions/{id}/breaks, GET /v1/breaks,
+	// and the break.detected event (a Break with its session).
+	Break         = storage.Break
+	SessionBreaks = storage.SessionBreaks
+	BreakSummary  = storage.BreakSummary
+	BreakSession  = storage.BreakSession
 )
 
 // Decision is the gate's answer about one rewrite.
@@ -55,7 +61,11 @@ const (
 	ReasonTimeout            = "timeout"
 	ReasonPricingFailed      = "pricing-failed"
 	ReasonManual             = "manual"
-	ReasonUnguarded          = "unguarded" // produced by clients only
+	// ReasonQuestionLimit: tollgate already holds as many questions as it
+	// takes (per session or in all) and allows this one unasked: a
+	// tollgate that cannot take a question must not block the harness.
+	ReasonQuestionLimit = "question-limit"
+	ReasonUnguarded     = "unguarded" // produced by clients only
 )
 
 // Answer choices of POST /v1/rewrites/{id}/answer.

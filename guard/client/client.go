@@ -99,7 +99,9 @@ func New(ep Endpoint, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.Default()
 	}
-	var rt http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}
+	// Idle connections are dropped before the server's idle timeout (60 s)
+	// would close them under a request.
+	var rt http.RoundTripper = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 50 * time.Second}
 	if ep.Transport != nil {
 		rt = ep.Transport
 	}
@@ -360,6 +362,9 @@ func (c *Client) AskRewrite(ctx context.Context, session string, req api.Rewrite
 		return Unguarded(req.Plan, err)
 	}
 	c.reachable()
+	if d.Reason == api.ReasonQuestionLimit {
+		c.log.Warn("tollgate could not take the question; the rewrite goes ahead unasked", "session", session, "message", d.Message)
+	}
 	return d
 }
 
@@ -393,14 +398,16 @@ func (c *Client) Outcome(ctx context.Context, rewriteID string, applied bool, er
 }
 
 // Answer answers a pending question (what the UI does; tests and scripted
-// harnesses use it).
+// UIs use it). It needs the owner token: with api.json's harness token the
+// answer is 403 (a harness cannot approve its own rewrite).
 func (c *Client) Answer(ctx context.Context, rewriteID, choice string) (api.Decision, error) {
 	var d api.Decision
 	_, err := c.do(ctx, http.MethodPost, "/v1/rewrites/"+url.PathEscape(rewriteID)+"/answer", map[string]string{"choice": choice}, &d)
 	return d, err
 }
 
-// SetMode changes a mode (scope global, profile or session).
+// SetMode changes a mode (scope global, profile or session). It needs the
+// owner token.
 func (c *Client) SetMode(ctx context.Context, scope, profileOrSession, mode string) error {
 	body := map[string]string{"scope": scope, "mode": mode}
 	switch scope {
@@ -429,7 +436,8 @@ func (c *Client) Post(ctx context.Context, path string, in, out any) error {
 	return err
 }
 
-// LoginURL asks for a fresh single-use login URL for a browser.
+// LoginURL asks for a fresh single-use login URL for a browser. It needs
+// the owner token.
 func (c *Client) LoginURL(ctx context.Context) (string, error) {
 	var out struct {
 		URL string `json:"url"`
@@ -438,7 +446,8 @@ func (c *Client) LoginURL(ctx context.Context) (string, error) {
 	return out.URL, err
 }
 
-// RotateToken replaces the API token; the answer is the new one.
+// RotateToken replaces the harness token and the owner token; the answer is
+// the new harness token. It needs the owner token.
 func (c *Client) RotateToken(ctx context.Context) (string, error) {
 	var out struct {
 		Token string `json:"token"`

@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -40,7 +41,15 @@ type DB struct {
 	path   string
 	writer *groupWriter
 	cache  stmtCache
+	// noLedger: imports leave the cache-break ledger out (SetLedger).
+	noLedger atomic.Bool
 }
+
+// SetLedger turns the cache-break ledger of imports on (the default) or
+// off. Off exists to measure what the ledger costs an import
+// (BenchmarkImport); a database imported without it has no breaks until
+// RebuildBreaks.
+func (db *DB) SetLedger(on bool) { db.noLedger.Store(!on) }
 
 // Migration is one numbered schema step.
 type Migration struct {
@@ -89,11 +98,20 @@ func openWith(ctx context.Context, path string, ms []Migration) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("database %s: journal mode is %q, want wal", path, mode)
 	}
-	if err := db.migrate(ctx, ms); err != nil {
+	from, err := db.migrate(ctx, ms)
+	if err != nil {
 		sqldb.Close()
 		return nil, err
 	}
 	db.writer = newGroupWriter(db)
+	// A database that predates the cache-break ledger gets it now, from
+	// its stored requests and rewrites.
+	if from > 0 && from < ledgerVersion && len(ms) >= ledgerVersion {
+		if err := db.RebuildBreaks(ctx, ""); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("database %s: computing the cache-break ledger: %w", path, err)
+		}
+	}
 	return db, nil
 }
 
@@ -148,36 +166,41 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	return int(v.Int64), nil
 }
 
-func (db *DB) migrate(ctx context.Context, ms []Migration) error {
+// ledgerVersion is the migration that added the cache-break ledger.
+const ledgerVersion = 5
+
+// migrate applies the pending migrations and returns the version the
+// database had before.
+func (db *DB) migrate(ctx context.Context, ms []Migration) (int, error) {
 	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("creating schema_migrations: %w", err)
+		return 0, fmt.Errorf("creating schema_migrations: %w", err)
 	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("starting migration: %w", err)
+		return 0, fmt.Errorf("starting migration: %w", err)
 	}
 	defer tx.Rollback()
 	var current sql.NullInt64
 	if err := tx.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&current); err != nil {
-		return fmt.Errorf("reading schema version: %w", err)
+		return 0, fmt.Errorf("reading schema version: %w", err)
 	}
 	if int(current.Int64) > len(ms) {
-		return fmt.Errorf("database %s has schema version %d, newer than this tollgate knows (%d): upgrade tollgate", db.path, current.Int64, len(ms))
+		return 0, fmt.Errorf("database %s has schema version %d, newer than this tollgate knows (%d): upgrade tollgate", db.path, current.Int64, len(ms))
 	}
 	now := time.Now().UnixMilli()
 	for _, m := range ms[current.Int64:] {
 		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return fmt.Errorf("applying migration %s: %w", m.Name, err)
+			return 0, fmt.Errorf("applying migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)", m.Version, m.Name, now); err != nil {
-			return fmt.Errorf("recording migration %s: %w", m.Name, err)
+			return 0, fmt.Errorf("recording migration %s: %w", m.Name, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing migrations: %w", err)
+		return 0, fmt.Errorf("committing migrations: %w", err)
 	}
-	return nil
+	return int(current.Int64), nil
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns nil when it says ok.

@@ -2,8 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"time"
 
 	"tollgate/pricing"
 	"tollgate/storage"
@@ -31,12 +31,21 @@ func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(stor
 		var r storage.ExportedRequest
 		var at int64
 		var offPeak int
+		var c [5]sql.NullFloat64
 		if err := rows.Scan(&r.Session, &r.RequestID, &r.Seq, &at, &r.Purpose, &r.Turn, &r.Profile, &r.Provider, &r.Model,
 			&r.Usage.Input, &r.Usage.CacheRead, &r.Usage.CacheWrite, &r.Usage.CacheWrite1h, &r.Usage.Output, &r.ContextTokens,
-			&r.Cost.Input, &r.Cost.CacheRead, &r.Cost.CacheWrite, &r.Cost.Output, &r.Cost.Total, &r.Prices, &r.PricedBy, &offPeak); err != nil {
-			return fmt.Errorf("exporting requests: %w", err)
+			&c[0], &c[1], &c[2], &c[3], &c[4], &r.Prices, &r.PricedBy, &offPeak); err != nil {
+			skipRow("export", err)
+			continue
 		}
-		r.At = time.UnixMilli(at).UTC()
+		var bad badFields
+		r.At = bad.time("at", at)
+		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite = bad.usd("cost.input", c[0]), bad.usd("cost.cacheRead", c[1]), bad.usd("cost.cacheWrite", c[2])
+		r.Cost.Output, r.Cost.Total = bad.usd("cost.output", c[3]), bad.usd("cost.total", c[4])
+		if err := bad.err("request", r.Session+" "+r.RequestID); err != nil {
+			skipRow("export", err)
+			continue
+		}
 		r.OffPeak = offPeak == 1
 		if err := fn(r); err != nil {
 			return err
@@ -62,7 +71,8 @@ func (db *DB) ExportRewrites(ctx context.Context, sessionID string, fn func(stor
 	for rows.Next() {
 		r, err := scanRewrite(rows)
 		if err != nil {
-			return fmt.Errorf("exporting rewrites: %w", err)
+			skipRow("export", err)
+			continue
 		}
 		if err := fn(storage.FoldOf(r)); err != nil {
 			return err
@@ -101,6 +111,10 @@ func (db *DB) Reprice(ctx context.Context, sessionID string, price Repricer) (re
 				cost_usd = (SELECT COALESCE(SUM(cost_usd), 0) FROM requests WHERE session_id = ?),
 				priced_by_default = EXISTS(SELECT 1 FROM requests WHERE session_id = ? AND priced_by = 'default')
 				WHERE id = ?`, s, s, s); err != nil {
+				return nil, err
+			}
+			// The premiums follow the new prices.
+			if err := rebuildBreaksTx(ctx, tx.(*stmtTx), s); err != nil {
 				return nil, err
 			}
 		}

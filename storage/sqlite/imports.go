@@ -160,7 +160,7 @@ func (db *DB) StoreImports(ctx context.Context, batches []ImportBatch) (stats []
 				return stats, errs, fmt.Errorf("importing %s: %w", b.To.Path, err)
 			}
 		}
-		stats[i], errs[i] = storeImportTx(ctx, q, tx, b)
+		stats[i], errs[i] = storeImportTx(ctx, q, tx, b, db.noLedger.Load())
 		if errs[i] != nil {
 			stats[i] = ImportStats{}
 			if !errors.Is(errs[i], ErrImportStale) {
@@ -196,6 +196,8 @@ type sessionTally struct {
 	awaiting      bool // some allowed rewrite waits for its actual cold tokens
 	touched       bool // rows changed: totals to add
 	link          bool // folds or summary calls changed: relink them
+	rebuild       bool // a stored request changed: rebuild the session's ledger
+	ledger        *ledgerState
 	upserted      bool // the session row exists; flush widens it to [minAt, maxAt]
 	minAt, maxAt  int64
 	meta          storage.SessionMeta
@@ -210,16 +212,23 @@ type importTx struct {
 	tallies map[string]*sessionTally
 	order   []string
 	stats   ImportStats
+	// noLedger leaves the cache-break ledger out (DB.SetLedger, to measure
+	// what it costs).
+	noLedger bool
+	// fresh: the pass is the file's first (nothing of it stored before).
+	fresh bool
 }
 
 const insertImportedRequest = `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
 	input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-	cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, import_key, via, message_uuid)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, import_key,
+	thread, started_by, ttl_seconds, cache_ttl, via, message_uuid)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT(session_id, request_id) DO NOTHING`
 
-func storeImportTx(ctx context.Context, q *stmtTx, tx *sql.Tx, b ImportBatch) (ImportStats, error) {
-	it := &importTx{ctx: ctx, q: q, tx: tx, key: ImportKey(b.To.Path), tallies: map[string]*sessionTally{}}
+func storeImportTx(ctx context.Context, q *stmtTx, tx *sql.Tx, b ImportBatch, noLedger bool) (ImportStats, error) {
+	it := &importTx{ctx: ctx, q: q, tx: tx, key: ImportKey(b.To.Path), tallies: map[string]*sessionTally{}, noLedger: noLedger,
+		fresh: b.From.Offset == 0 || b.Restart}
 	if err := it.checkFrom(b.From); err != nil {
 		return it.stats, err
 	}
@@ -336,15 +345,31 @@ func (it *importTx) request(r storage.Request) error {
 	}
 	u := r.Usage
 	seq := t.base + t.inserted + 1
+	r.Thread = storage.ThreadOf(r.Purpose, r.Thread, r.RequestID)
+	var j judgement
+	if !it.noLedger {
+		if t.ledger == nil {
+			t.ledger = newLedgerState(r.Session.ID)
+			t.ledger.freshFile = it.fresh
+		}
+		if j, err = t.ledger.judge(it.ctx, it.q, &r, seq); err != nil {
+			return err
+		}
+	}
 	res, err := it.q.ExecContext(it.ctx, insertImportedRequest, r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
 		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, u.Prompt(),
 		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak), it.key,
-		r.Via, r.MessageUUID)
+		r.Thread, r.StartedBy, r.TTLSeconds, j.next.TTLSeconds, r.Via, r.MessageUUID)
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return it.update(r, t)
+	}
+	if t.ledger != nil {
+		if err := t.ledger.commit(it.ctx, it.q, j); err != nil {
+			return err
+		}
 	}
 	t.inserted++
 	t.touched = true
@@ -428,7 +453,9 @@ func (it *importTx) update(r storage.Request, t *sessionTally) error {
 		}
 	}
 	if repurpose {
-		if _, err := it.q.ExecContext(it.ctx, `UPDATE requests SET purpose = ? WHERE id = ?`, r.Purpose, id); err != nil {
+		// A summary call is a thread of its own (storage.ThreadOf): the
+		// rebuild at the end of the pass takes it out of the conversation.
+		if _, err := it.q.ExecContext(it.ctx, `UPDATE requests SET purpose = ?, thread = ? WHERE id = ?`, r.Purpose, r.Thread, id); err != nil {
 			return fmt.Errorf("updating purpose: %w", err)
 		}
 		// It was no main-conversation request: a fold it closed waits again.
@@ -443,6 +470,7 @@ func (it *importTx) update(r storage.Request, t *sessionTally) error {
 	}
 	t.touched = true
 	t.link = true
+	t.rebuild = !it.noLedger
 	it.stats.Updated++
 	return nil
 }
@@ -462,6 +490,9 @@ func (it *importTx) fold(r storage.Rewrite) error {
 	// A compaction that was asked about through the API (Claude Code's
 	// PreCompact hook) already has its rewrite: the import completes that
 	// row instead of adding a second fold for one compaction.
+	if t.ledger != nil {
+		t.ledger.forgetRewrites()
+	}
 	if linked, err := it.linkTwin(r); err != nil || linked {
 		if linked {
 			t.awaiting, t.touched, t.link = true, true, true
@@ -552,6 +583,11 @@ func (it *importTx) flush() error {
 		}
 		if t.link {
 			if err := linkFoldsTx(it.ctx, it.q, id); err != nil {
+				return err
+			}
+		}
+		if t.rebuild {
+			if err := rebuildBreaksTx(it.ctx, it.q, id); err != nil {
 				return err
 			}
 		}
@@ -704,6 +740,9 @@ func (it *importTx) restart() error {
 	it.stats.Removed = int(n + m)
 	for _, s := range sessions {
 		if err := renumberSessionTx(it.ctx, it.q, it.tx, s); err != nil {
+			return err
+		}
+		if err := rebuildBreaksTx(it.ctx, it.q, s); err != nil {
 			return err
 		}
 	}

@@ -320,8 +320,19 @@ func TestImportKeepsImportsRow(t *testing.T) {
 // The store keeps up with the parsers: thousands of rows a second, in
 // one transaction per pass.
 func BenchmarkStoreImport(b *testing.B) {
+	for _, ledger := range []bool{true, false} {
+		name := "ledger"
+		if !ledger {
+			name = "without-ledger"
+		}
+		b.Run(name, func(b *testing.B) { benchStoreImport(b, ledger) })
+	}
+}
+
+func benchStoreImport(b *testing.B, ledger bool) {
 	ctx := context.Background()
 	db := openTest(b)
+	db.SetLedger(ledger)
 	const rows = 2000
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,25 +23,37 @@ const sessionColumns = `s.id, s.harness, s.profile, s.provider, s.model, s.title
 	s.context_window, s.threshold_tokens, s.last_context, COALESCE(m.mode, ''),
 	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id),
 	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id AND w.decision = 'allow' AND COALESCE(w.applied, 1) = 1 AND w.reason != 'off'),
-	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id AND w.decision = 'decline')`
+	(SELECT COUNT(*) FROM rewrites w WHERE w.session_id = s.id AND w.decision = 'decline'),
+	(SELECT CASE WHEN r.cache_ttl > 0 THEN r.at + r.cache_ttl * 1000 END FROM requests r WHERE r.session_id = s.id AND r.thread = '' ORDER BY r.seq DESC LIMIT 1)`
 
 const sessionFrom = ` FROM sessions s LEFT JOIN session_modes m ON m.session_id = s.id`
 
+// scanSession reads one session row. A row no read could write out (a
+// time past year 9999, a cost that is not a finite amount) comes back
+// sanitized — bad times zero, bad costs 0 — with a *BadRowError.
 func scanSession(row scanner) (storage.Session, error) {
 	var s storage.Session
 	var started, last int64
 	var byDefault int
+	var warm sql.NullInt64
+	var cost sql.NullFloat64
 	err := row.Scan(&s.ID, &s.Harness, &s.Profile, &s.Provider, &s.Model, &s.Title, &started, &last, &s.Requests,
-		&s.Tokens.Input, &s.Tokens.CacheRead, &s.Tokens.CacheWrite, &s.Tokens.CacheWrite1h, &s.Tokens.Output, &s.CostUSD, &byDefault,
-		&s.ContextWindow, &s.ThresholdTokens, &s.LastContextTokens, &s.SessionMode, &s.Rewrites, &s.Folds, &s.Declined)
+		&s.Tokens.Input, &s.Tokens.CacheRead, &s.Tokens.CacheWrite, &s.Tokens.CacheWrite1h, &s.Tokens.Output, &cost, &byDefault,
+		&s.ContextWindow, &s.ThresholdTokens, &s.LastContextTokens, &s.SessionMode, &s.Rewrites, &s.Folds, &s.Declined, &warm)
 	if err != nil {
 		return s, err
 	}
-	s.StartedAt = time.UnixMilli(started).UTC()
-	s.LastAt = time.UnixMilli(last).UTC()
+	var bad badFields
+	if warm.Valid {
+		t := bad.time("cacheWarmUntil", warm.Int64)
+		s.CacheWarmUntil = &t
+	}
+	s.StartedAt = bad.time("startedAt", started)
+	s.LastAt = bad.time("lastAt", last)
+	s.CostUSD = bad.usd("costUSD", cost)
 	s.PricedByDefault = byDefault == 1
 	s.HitRate = hitRate(s.Tokens)
-	return s, nil
+	return s, bad.err("session", s.ID)
 }
 
 func hitRate(t pricing.Usage) float64 {
@@ -77,8 +90,13 @@ func (db *DB) Sessions(ctx context.Context, limit int, before string) (storage.S
 	list := storage.SessionList{Sessions: []storage.Session{}}
 	for rows.Next() {
 		s, err := scanSession(rows)
-		if err != nil {
-			return list, fmt.Errorf("reading sessions: %w", err)
+		var bad *BadRowError
+		if errors.As(err, &bad) {
+			// Listed sanitized, so it can be found and deleted.
+			slog.Warn("storage: a stored session has values out of range; listed with them zeroed", "err", err)
+		} else if err != nil {
+			skipRow("sessions", err)
+			continue
 		}
 		list.Sessions = append(list.Sessions, s)
 	}
@@ -105,6 +123,12 @@ func (db *DB) Session(ctx context.Context, id string) (storage.Session, error) {
 	s, err := scanSession(db.sql.QueryRowContext(ctx, "SELECT "+sessionColumns+sessionFrom+" WHERE s.id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("reading session %q: %w", id, storage.ErrNotFound)
+	}
+	var bad *BadRowError
+	if errors.As(err, &bad) {
+		// Served sanitized, so the session can still be opened and deleted.
+		slog.Warn("storage: a stored session has values out of range; served with them zeroed", "err", err)
+		return s, nil
 	}
 	if err != nil {
 		return s, fmt.Errorf("reading session %q: %w", id, err)
@@ -145,10 +169,18 @@ func (db *DB) Series(ctx context.Context, id string) (storage.Series, error) {
 	for rows.Next() {
 		var p storage.Point
 		var at int64
-		if err := rows.Scan(&p.Seq, &at, &p.Purpose, &p.ContextTokens, &p.Input, &p.CacheRead, &p.CacheWrite, &p.CacheWrite1h, &p.Output, &p.CostUSD); err != nil {
-			return out, fmt.Errorf("reading series of %q: %w", id, err)
+		var cost sql.NullFloat64
+		if err := rows.Scan(&p.Seq, &at, &p.Purpose, &p.ContextTokens, &p.Input, &p.CacheRead, &p.CacheWrite, &p.CacheWrite1h, &p.Output, &cost); err != nil {
+			skipRow("series of "+strconv.Quote(id), err)
+			continue
 		}
-		p.At = time.UnixMilli(at).UTC()
+		var bad badFields
+		p.At = bad.time("at", at)
+		p.CostUSD = bad.usd("costUSD", cost)
+		if err := bad.err("request", id+" #"+strconv.FormatInt(p.Seq, 10)); err != nil {
+			skipRow("series of "+strconv.Quote(id), err)
+			continue
+		}
 		out.Points = append(out.Points, p)
 	}
 	if err := rows.Err(); err != nil {
@@ -195,7 +227,7 @@ func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since ti
 		FROM requests r
 		LEFT JOIN (SELECT DISTINCT session_id, actual_seq FROM rewrites WHERE actual_seq IS NOT NULL) f
 		  ON f.session_id = r.session_id AND f.actual_seq = r.seq
-		WHERE r.at >= ? GROUP BY k`, since.UnixMilli())
+		WHERE r.at >= ? AND r.at <= ? AND `+saneCostsSQL+` GROUP BY k`, since.UnixMilli(), maxStoredMilli)
 	if err != nil {
 		return out, fmt.Errorf("summing spend by %s: %w", by, err)
 	}
@@ -242,7 +274,7 @@ func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since ti
 		COALESCE(SUM(CASE WHEN decision = 'allow' AND COALESCE(applied, 1) = 1 AND reason != 'off' THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN decision = 'decline' THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN decision = 'decline' THEN COALESCE(predicted_cold, 0) ELSE 0 END), 0)
-		FROM rewrites WHERE at >= ?`, since.UnixMilli()).Scan(&out.Folds, &out.Declined, &out.AvoidedColdTokens)
+		FROM rewrites WHERE at >= ? AND at <= ?`, since.UnixMilli(), maxStoredMilli).Scan(&out.Folds, &out.Declined, &out.AvoidedColdTokens)
 	if err != nil {
 		return out, fmt.Errorf("counting folds: %w", err)
 	}
@@ -294,7 +326,7 @@ func (db *DB) DeleteAll(ctx context.Context) (int64, error) {
 			return nil, err
 		}
 		n, _ := r.RowsAffected()
-		for _, t := range []string{"session_modes", "imports", "rewrites", "requests"} {
+		for _, t := range []string{"session_modes", "imports", "breaks", "rewrites", "requests"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 				return nil, err
 			}
@@ -305,4 +337,58 @@ func (db *DB) DeleteAll(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("deleting all sessions: %w", err)
 	}
 	return res.(int64), nil
+}
+
+// ---- rows no read can serve ----
+
+// maxStoredMilli is the last millisecond of year 9999 UTC: a later time
+// cannot be written as RFC 3339.
+var maxStoredMilli = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC).UnixMilli()
+
+// saneCostsSQL keeps a request out of sums when a cost is not a finite
+// amount (NaN is stored as NULL, ±Inf as itself).
+const saneCostsSQL = `r.cost_usd BETWEEN -1e15 AND 1e15 AND r.cost_input BETWEEN -1e15 AND 1e15 AND r.cost_cache_read BETWEEN -1e15 AND 1e15
+	AND r.cost_cache_write BETWEEN -1e15 AND 1e15 AND r.cost_output BETWEEN -1e15 AND 1e15`
+
+// BadRowError is a stored row with values no read could write out.
+type BadRowError struct {
+	What, ID string
+	Fields   []string
+}
+
+func (e *BadRowError) Error() string {
+	return e.What + " " + strconv.Quote(e.ID) + ": out of range: " + strings.Join(e.Fields, ", ")
+}
+
+// badFields collects the fields of one row that are out of range.
+type badFields []string
+
+func (b *badFields) time(name string, ms int64) time.Time {
+	t := time.UnixMilli(ms).UTC()
+	if !storage.SaneStoredTime(t) {
+		*b = append(*b, name)
+		return time.Time{}
+	}
+	return t
+}
+
+func (b *badFields) usd(name string, v sql.NullFloat64) float64 {
+	if !v.Valid || !storage.SaneUSD(v.Float64) {
+		*b = append(*b, name)
+		return 0
+	}
+	return v.Float64
+}
+
+func (b badFields) err(what, id string) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return &BadRowError{What: what, ID: id, Fields: b}
+}
+
+// skipRow logs a row a list leaves out: one bad row must not take the
+// whole list (or an export) down with it.
+func skipRow(list string, err error) {
+	slog.Warn("storage: a stored row cannot be read; left out", "list", list, "err", err)
 }

@@ -81,12 +81,21 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 	if r.Session.ID == "" {
 		return storage.StoredRequest{}, errors.New("empty session id")
 	}
+	// The last line of defence: the doors check times against now and
+	// prices where they are set; a row no read could write out is refused.
+	if !storage.SaneStoredTime(r.At) {
+		return storage.StoredRequest{}, fmt.Errorf("request %q: time %v is out of range", r.RequestID, r.At)
+	}
+	if field := storage.CheckCost(r.Cost); field != "" {
+		return storage.StoredRequest{}, fmt.Errorf("request %q: %s is out of range", r.RequestID, field)
+	}
 	if r.Purpose == "" {
 		r.Purpose = storage.PurposeConversation
 	}
 	r.Profile = cmp.Or(r.Profile, r.Session.Profile)
 	r.Provider = cmp.Or(r.Provider, r.Session.Provider)
 	r.Model = cmp.Or(r.Model, r.Session.Model)
+	r.Thread = storage.ThreadOf(r.Purpose, r.Thread, r.RequestID)
 	u := r.Usage
 	contextTokens := u.Prompt()
 	if r.Prices == "" {
@@ -108,12 +117,13 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 	var seq int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
 		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, via, message_uuid)
-		VALUES (?, ?, COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, thread, started_by, ttl_seconds, via, message_uuid)
+		VALUES (?, ?, COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, request_id) DO NOTHING RETURNING seq`,
 		r.Session.ID, r.RequestID, r.Session.ID, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
 		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, contextTokens,
-		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak), r.Via, r.MessageUUID).Scan(&seq)
+		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak),
+		r.Thread, r.StartedBy, r.TTLSeconds, r.Via, r.MessageUUID).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID)
 	}
@@ -158,6 +168,21 @@ RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'al
 		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
 		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
 	}
+	// The cache-break ledger: judged against the session's earlier rows.
+	l := newLedgerState(r.Session.ID)
+	j, err := l.judge(ctx, tx, &r, seq)
+	if err != nil {
+		return st, err
+	}
+	if err := l.commit(ctx, tx, j); err != nil {
+		return st, err
+	}
+	if ttl := j.next.TTLSeconds; ttl != 0 {
+		if _, err := tx.ExecContext(ctx, "UPDATE requests SET cache_ttl = ? WHERE session_id = ? AND seq = ?", ttl, r.Session.ID, seq); err != nil {
+			return st, fmt.Errorf("storing the cache lifetime: %w", err)
+		}
+	}
+	st.Break = j.brk
 	if !awaiting || r.Purpose != storage.PurposeConversation {
 		return st, nil
 	}

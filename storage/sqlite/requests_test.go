@@ -163,13 +163,13 @@ func TestRewriteLifecycleFillsActualColdFromTheNextConversationRequest(t *testin
 	if rw.Seq != 1 || rw.Status != storage.StatusPending {
 		t.Fatalf("created %+v", rw)
 	}
-	if err := db.DecideRewrite(ctx, "r_1", "allow", "user", "ask", "summarize-then-prune-tail", t0.Add(2*time.Second)); err != nil {
+	if err := db.DecideRewrite(ctx, "r_1", "allow", "user", "ask", "summarize-then-prune-tail", "owner-token", t0.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DecideRewrite(ctx, "r_1", "decline", "user", "ask", "", t0); !errors.Is(err, storage.ErrAlreadyDecided) {
+	if err := db.DecideRewrite(ctx, "r_1", "decline", "user", "ask", "", "window", t0); !errors.Is(err, storage.ErrAlreadyDecided) {
 		t.Fatalf("second decision: %v", err)
 	}
-	if err := db.DecideRewrite(ctx, "r_nope", "allow", "user", "ask", "", t0); !errors.Is(err, storage.ErrNotFound) {
+	if err := db.DecideRewrite(ctx, "r_nope", "allow", "user", "ask", "", "window", t0); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unknown rewrite: %v", err)
 	}
 	// The compaction call itself does not count; the next conversation request does.
@@ -182,7 +182,7 @@ func TestRewriteLifecycleFillsActualColdFromTheNextConversationRequest(t *testin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ActualCold == nil || *got.ActualCold != 270 || got.Decision != "allow" || got.Order != "summarize-then-prune-tail" {
+	if got.ActualCold == nil || *got.ActualCold != 270 || got.Decision != "allow" || got.Order != "summarize-then-prune-tail" || got.AnsweredBy != "owner-token" {
 		t.Fatalf("rewrite %+v actual %v", got, got.ActualCold)
 	}
 	series, err := db.Series(ctx, "s")

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
 	"time"
 
 	"tollgate/storage"
@@ -65,11 +67,13 @@ func createRewriteTx(ctx context.Context, tx querier, r storage.Rewrite) (storag
 
 // DecideRewrite records the decision of a pending rewrite. A rewrite is
 // decided once: a second decision gets storage.ErrAlreadyDecided.
-func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, order string, at time.Time) error {
+// answeredBy names who answered (window, browser, tray, owner-token; ""
+// when nobody did: a timeout).
+func (db *DB) DecideRewrite(ctx context.Context, id, decision, reason, mode, order, answeredBy string, at time.Time) error {
 	_, err := db.writer.submit(ctx, func(tx querier) (any, error) {
 		res, err := tx.ExecContext(ctx, `UPDATE rewrites SET status = 'decided', decision = ?, reason = ?, mode = ?,
-			order_name = CASE WHEN ? = '' THEN order_name ELSE ? END, decided_at = ?
-			WHERE id = ? AND status = 'pending'`, decision, reason, mode, order, order, at.UnixMilli(), id)
+			order_name = CASE WHEN ? = '' THEN order_name ELSE ? END, decided_at = ?, answered_by = ?
+			WHERE id = ? AND status = 'pending'`, decision, reason, mode, order, order, at.UnixMilli(), answeredBy, id)
 		if err != nil {
 			return nil, err
 		}
@@ -113,29 +117,37 @@ func (db *DB) SetRewriteOutcome(ctx context.Context, id string, applied bool, er
 const rewriteColumns = `r.id, r.session_id, r.seq, r.at, r.engine, r.turn, r.trigger, r.kind, r.source, r.mode, r.status,
 	r.decision, r.reason, r.order_name, r.pre_tokens, r.predicted_cold, r.actual_cold, r.cost_usd,
 	r.summary_input, r.summary_cache_read, r.summary_cache_write, r.summary_output, r.summary_cost_usd,
-	r.deadline_at, r.decided_at, r.applied, r.outcome_error, r.plan, r.quote`
+	r.deadline_at, r.decided_at, r.applied, r.outcome_error, r.plan, r.quote, r.answered_by`
 
 type scanner interface{ Scan(...any) error }
 
-func scanRewrite(row scanner) (storage.Rewrite, error) {
-	var r storage.Rewrite
+func scanRewrite(row scanner) (r storage.Rewrite, err error) {
 	var at, deadline, decided int64
 	var predicted, actual, applied sql.NullInt64
 	var sc storage.SummaryCall
-	err := row.Scan(&r.ID, &r.Session.ID, &r.Seq, &at, &r.Engine, &r.Turn, &r.Trigger, &r.Kind, &r.Source, &r.Mode, &r.Status,
-		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &actual, &r.CostUSD,
-		&sc.Input, &sc.CacheRead, &sc.CacheWrite, &sc.Output, &sc.CostUSD,
-		&deadline, &decided, &applied, &r.OutcomeError, &r.Plan, &r.Quote)
+	var cost, scCost sql.NullFloat64
+	err = row.Scan(&r.ID, &r.Session.ID, &r.Seq, &at, &r.Engine, &r.Turn, &r.Trigger, &r.Kind, &r.Source, &r.Mode, &r.Status,
+		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &actual, &cost,
+		&sc.Input, &sc.CacheRead, &sc.CacheWrite, &sc.Output, &scCost,
+		&deadline, &decided, &applied, &r.OutcomeError, &r.Plan, &r.Quote, &r.AnsweredBy)
 	if err != nil {
 		return r, err
 	}
-	r.At = time.UnixMilli(at).UTC()
+	var bad badFields
+	r.At = bad.time("at", at)
+	r.CostUSD = bad.usd("costUSD", cost)
+	sc.CostUSD = bad.usd("summaryCall.costUSD", scCost)
 	if deadline != 0 {
-		r.DeadlineAt = time.UnixMilli(deadline).UTC()
+		r.DeadlineAt = bad.time("deadlineAt", deadline)
 	}
 	if decided != 0 {
-		r.DecidedAt = time.UnixMilli(decided).UTC()
+		r.DecidedAt = bad.time("decidedAt", decided)
 	}
+	defer func() {
+		if err == nil {
+			err = bad.err("rewrite", r.ID)
+		}
+	}()
 	if predicted.Valid {
 		r.PredictedCold = &predicted.Int64
 	}
@@ -158,6 +170,11 @@ func (db *DB) Rewrite(ctx context.Context, id string) (storage.Rewrite, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("reading rewrite %s: %w", id, storage.ErrNotFound)
 	}
+	var bad *BadRowError
+	if errors.As(err, &bad) {
+		slog.Warn("storage: a stored rewrite has values out of range; served with them zeroed", "err", err)
+		return r, nil
+	}
 	if err != nil {
 		return r, fmt.Errorf("reading rewrite %s: %w", id, err)
 	}
@@ -175,7 +192,8 @@ func (db *DB) SessionRewrites(ctx context.Context, sessionID string) ([]storage.
 	for rows.Next() {
 		r, err := scanRewrite(rows)
 		if err != nil {
-			return nil, fmt.Errorf("reading rewrites of %q: %w", sessionID, err)
+			skipRow("rewrites of "+strconv.Quote(sessionID), err)
+			continue
 		}
 		out = append(out, r)
 	}

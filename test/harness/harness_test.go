@@ -62,6 +62,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 
 type tollgate struct {
 	URL, Token, Home string
+	Owner            string // <home>/owner.token: the scripted UI answers as the owner
 	cmd              *exec.Cmd
 	out              *bytes.Buffer
 }
@@ -96,8 +97,9 @@ func startTollgate(t *testing.T, e env, environ []string) *tollgate {
 		b, err := os.ReadFile(filepath.Join(home, "api.json"))
 		if err == nil {
 			var info struct{ URL, Token string }
-			if json.Unmarshal(b, &info) == nil && info.URL != "" {
-				tg.URL, tg.Token = info.URL, info.Token
+			owner, oerr := os.ReadFile(filepath.Join(home, "owner.token"))
+			if json.Unmarshal(b, &info) == nil && info.URL != "" && oerr == nil {
+				tg.URL, tg.Token, tg.Owner = info.URL, info.Token, strings.TrimSpace(string(owner))
 				return tg
 			}
 		}
@@ -125,10 +127,11 @@ func (tg *tollgate) get(t *testing.T, path string, out any) {
 	}
 }
 
+// post sends as the owner (the scripted UI's answers).
 func (tg *tollgate) post(path string, body any) error {
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", tg.URL+path, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+tg.Token)
+	req.Header.Set("Authorization", "Bearer "+tg.Owner)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -180,7 +183,7 @@ func startUI(t *testing.T, tg *tollgate) *ui {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", tg.URL+"/v1/events?answers=1", nil)
-	req.Header.Set("Authorization", "Bearer "+tg.Token)
+	req.Header.Set("Authorization", "Bearer "+tg.Owner) // a question provider is the owner
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -99,7 +99,7 @@ func TestClaudeCodeTelemetry(t *testing.T) {
 	t.Logf("transcripts: %v", transcripts)
 	body, _ := json.Marshal(map[string]any{"paths": []string{filepath.Join(configDir, "projects")}, "harness": "claude-code"})
 	req, _ := http.NewRequest(http.MethodPost, tg.URL+"/v1/import", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+tg.Token)
+	req.Header.Set("Authorization", "Bearer "+tg.Owner) // importing is the owner's
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

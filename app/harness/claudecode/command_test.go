@@ -113,7 +113,11 @@ func TestClaudeHookAskModeBlocksMutesAndAsksAgainNextPrompt(t *testing.T) {
 		t.Fatalf("manual compaction blocked: %q", out)
 	}
 
-	a := clienttest.StartAnswerer(t, svc.URL, svc.Token(), api.ChoiceNotNow)
+	owner, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := clienttest.StartAnswerer(t, svc.URL, owner, api.ChoiceNotNow) // answering is the owner's
 	code, out, _ = runHook(t, hookJSON("sess-b", transcript, "p2", "auto"), "--home", dir, "--timeout", "60")
 	if code != 0 || !strings.Contains(out, "you chose Not now") {
 		t.Fatalf("not now: exit %d stdout %q", code, out)

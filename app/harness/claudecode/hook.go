@@ -156,7 +156,7 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput,
 	var tr transcript
 	if in.TranscriptPath != "" {
 		var err error
-		tr, err = readTranscript(in.TranscriptPath)
+		tr, err = readTranscript(ctx, in.TranscriptPath)
 		if err != nil {
 			// Without the transcript the compaction cannot be priced: ask
 			// anyway (the surface is then empty), and say so.
@@ -324,7 +324,7 @@ func claudeRewriteRequest(in hookInput, tr transcript, opts Options, window, thr
 func recordUsage(ctx context.Context, c *client.Client, session, path string, tr transcript, profile string, window, threshold int64, log *slog.Logger) {
 	reqs := requestsOf(tr.Records, nil)
 	for _, sub := range subagentFiles(path) {
-		if st, err := readTranscript(sub); err == nil {
+		if st, err := readTranscript(ctx, sub); err == nil {
 			reqs = requestsOf(st.Records, reqs)
 		}
 	}

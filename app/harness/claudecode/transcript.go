@@ -1,7 +1,7 @@
 package claudecode
 
 import (
-	"os"
+	"context"
 	"path/filepath"
 	"strings"
 	"time"
@@ -31,13 +31,17 @@ type transcript struct {
 
 // readTranscript reads a live transcript: a line Claude Code is still
 // writing, or a corrupt one, is skipped, never fatal.
-func readTranscript(path string) (transcript, error) {
-	f, err := os.Open(path)
+//
+// Only a regular file is read (a FIFO or /dev/zero named as the transcript
+// is refused at once), within the importer's limits, and the read gives up
+// when ctx ends (the hook's client went away).
+func readTranscript(ctx context.Context, path string) (transcript, error) {
+	f, err := importer.OpenRegular(path)
 	if err != nil {
 		return transcript{}, err
 	}
 	defer f.Close()
-	res, err := importer.Parse(f, importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Live: true})
+	res, err := importer.Parse(importer.ContextReader(ctx, f), importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Live: true})
 	if err != nil {
 		return transcript{}, err
 	}

@@ -174,7 +174,7 @@ func TestReasonixSidecarHandshakeUsageAndContinue(t *testing.T) {
 }
 
 func TestReasonixSidecarBlocksMutesAndTimesOut(t *testing.T) {
-	svc, _ := StartService.Start(t, "ask")
+	svc, tgHome := StartService.Start(t, "ask")
 	ws := workspaceWithConfig(t)
 	c := startSidecar(t, serviceClient(svc), ws)
 	c.initialize(ws)
@@ -184,7 +184,7 @@ func TestReasonixSidecarBlocksMutesAndTimesOut(t *testing.T) {
 		t.Fatalf("no provider: %v", r)
 	}
 	// A second compaction in the same run: muted.
-	a := clienttest.StartAnswerer(t, svc.URL, svc.Token(), "")
+	a := clienttest.StartAnswerer(t, svc.URL, ownerToken(t, tgHome), "") // answering is the owner's
 	r = c.reply(c.send("extension/intercept", compactionPrepare(2, 30000), true))
 	if r["decision"] != "block" || !strings.Contains(r["reason"].(string), "muted") || len(a.Asked()) != 0 {
 		t.Fatalf("muted: %v", r)
@@ -321,4 +321,14 @@ func FuzzDecodeRPCLine(f *testing.F) {
 			s.wg.Wait()
 		}
 	})
+}
+
+// ownerToken reads the owner token of a tollgate home.
+func ownerToken(t *testing.T, dir string) string {
+	t.Helper()
+	tok, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }

@@ -1,5 +1,6 @@
 // The three charts, drawn with uPlot: context fill per request (with the
-// threshold and window lines and a marker at every fold), cold tokens per
+// threshold and window lines, a marker at every fold and a triangle at every
+// cache break, coloured by its cause), cold tokens per
 // fold (predicted beside actual), and spend per day (stacked). Legends and
 // tooltips are ours, so every figure goes through format.ts.
 
@@ -15,6 +16,7 @@ import {
   type FoldMarker,
   type SpendChartData,
 } from "../model/chartData";
+import { breakNear, CAUSES, causeInfo, formatGap, startedByLabel, type BreakMarker } from "../model/breaks";
 import type { SeriesPoint } from "../model/types";
 import { el } from "./dom";
 
@@ -108,7 +110,7 @@ function markerColor(m: FoldMarker): string {
   return m.kind === "summary" ? COLORS.summary : COLORS.prune;
 }
 
-export function contextChart(box: HTMLElement, initial: ContextChartData, points: () => SeriesPoint[]): ContextChart {
+export function contextChart(box: HTMLElement, initial: ContextChartData, points: () => SeriesPoint[], breaks: () => BreakMarker[] = () => []): ContextChart {
   let data = initial;
   const height = 300;
   const drawMarkers: uPlot.Plugin = {
@@ -136,6 +138,23 @@ export function contextChart(box: HTMLElement, initial: ContextChartData, points
           ctx.lineTo(x, top + 8 * uPlot.pxRatio);
           ctx.fill();
         }
+        // Cache breaks: a triangle on the x axis at the breaking request,
+        // coloured by its cause.
+        const r = 6 * uPlot.pxRatio;
+        for (const b of breaks()) {
+          const x = Math.round(u.valToPos(b.seq, "x", true));
+          if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+          ctx.fillStyle = b.color;
+          ctx.strokeStyle = "#ffffff";
+          ctx.lineWidth = 1 * uPlot.pxRatio;
+          ctx.beginPath();
+          ctx.moveTo(x, bottom - 2 * r);
+          ctx.lineTo(x + r, bottom);
+          ctx.lineTo(x - r, bottom);
+          ctx.closePath();
+          ctx.fill();
+          ctx.stroke();
+        }
         ctx.restore();
       },
     },
@@ -149,6 +168,15 @@ export function contextChart(box: HTMLElement, initial: ContextChartData, points
     const xs = u.scales["x"];
     const perPx = ((xs?.max ?? 0) - (xs?.min ?? 0)) / Math.max(1, u.bbox.width / uPlot.pxRatio);
     const m = markerNear(data.markers, x, Math.max(1, perPx * 6));
+    const b = m ? null : breakNear(breaks(), x, Math.max(1, perPx * 6));
+    if (b) {
+      const k = b.brk;
+      lines.push(el("strong", {}, `Cache break at request ${formatInt(k.seq)}: ${causeInfo(k.cause).label.toLowerCase()}`));
+      lines.push(`Started by: ${startedByLabel(k.startedBy)} · ${formatGap(k.gapSeconds)} after the previous request`);
+      lines.push(`Read ${formatInt(k.cacheReadTokens)} of ${formatInt(k.expectedCachedTokens)} cached tokens`);
+      lines.push(`Re-billed ${formatInt(k.rebilledTokens)} tokens: ${formatUSD(k.premiumUSD)}`);
+      return lines;
+    }
     if (m) {
       const f = m.fold;
       lines.push(el("strong", {}, `${f.kind === "summary" ? "Fold (summary)" : "Prune"} at request ${formatInt(f.seq)}`));
@@ -209,6 +237,7 @@ export function contextChart(box: HTMLElement, initial: ContextChartData, points
     { label: "Fold (summary)", color: COLORS.summary, show: kinds.has("summary") },
     { label: "Prune", color: COLORS.prune, show: kinds.has("prune") },
     { label: "Declined", color: COLORS.declined, dashed: true, show: kinds.has("declined") },
+    ...CAUSES.map((c) => ({ label: "Break: " + c.label.toLowerCase(), color: c.color, show: breaks().some((b) => b.cause === c.cause) })),
   ];
   const legendEl = legend(items.filter((i) => i.show));
   box.append(legendEl, wrap);

@@ -12,6 +12,7 @@ export class ModePill {
   readonly element: HTMLElement;
   private button: HTMLButtonElement;
   private menu: HTMLElement;
+  private ticker: ReturnType<typeof setInterval> | undefined;
   private mode: ModeState | null = null;
   private engines: EnginesList | null = null;
   /** The session the Session view shows; null = global scope. */
@@ -86,6 +87,7 @@ export class ModePill {
       engines: this.engines,
       session: this.focused ?? this.latest,
       lastFold: this.focused ? this.focusedFold : this.latestFold,
+      now: Date.now(),
     });
   }
 
@@ -118,6 +120,7 @@ export class ModePill {
     });
     const children: (HTMLElement | null)[] = [
       v.contextLine ? el("div", { class: "pm-line", "data-line": "context" }, v.contextLine) : null,
+      v.cacheLine ? el("div", { class: "pm-line", "data-line": "cache" }, v.cacheLine) : null,
       v.lastRewriteLine ? el("div", { class: "pm-line", "data-line": "last-rewrite" }, v.lastRewriteLine) : null,
       el("div", { class: "pm-line armed", "data-line": "armed" }, v.armedLine),
       el("div", { class: "pm-scope" }, scopeText),
@@ -143,8 +146,26 @@ export class ModePill {
       this.refresh(),
     ];
     if (!this.focused) jobs.push(this.loadLatest());
+    else {
+      // The open session's figures move with every request: read them again.
+      const id = this.focused.id;
+      jobs.push(
+        this.api
+          .session(id)
+          .then((s) => {
+            if (this.focused?.id === id) this.focused = s;
+          })
+          .catch(() => undefined),
+      );
+    }
     await Promise.all(jobs);
     this.render();
+    // The cache countdown ticks while the menu is open.
+    clearInterval(this.ticker);
+    this.ticker = setInterval(() => {
+      if (!this.open) clearInterval(this.ticker);
+      else this.render();
+    }, 1000);
   }
 
   private async loadLatest(): Promise<void> {
@@ -162,6 +183,7 @@ export class ModePill {
   }
 
   private close(): void {
+    clearInterval(this.ticker);
     this.open = false;
     this.menu.hidden = true;
     this.button.setAttribute("aria-expanded", "false");

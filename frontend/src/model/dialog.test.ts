@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countdownText, decidedElsewhereNote, dialogModel, QuestionQueue, secondsLeft } from "./dialog";
+import { answeredByLabel, countdownText, decidedElsewhereNote, dialogModel, QuestionQueue, secondsLeft } from "./dialog";
 import { pending, quote } from "./testdata/quote";
 
 const texts = (p = pending()) => dialogModel(p).lines.map((l) => l.text);
@@ -104,6 +104,14 @@ describe("decided elsewhere", () => {
     expect(decidedElsewhereNote({ ...base, decision: "decline", reason: "user", answeredBy: "window" })).toBe("Answered in the tollgate window: declined");
     expect(decidedElsewhereNote({ ...base, decision: "decline", reason: "timeout", answeredBy: "" })).toBe("Declined: no answer before the deadline");
     expect(decidedElsewhereNote({ ...base, decision: "allow", reason: "auto", answeredBy: "" })).toMatch(/automatically/);
+    expect(decidedElsewhereNote({ ...base, decision: "allow", reason: "user", answeredBy: "owner-token" })).toBe("Answered with the owner token: allowed");
+    expect(decidedElsewhereNote({ ...base, decision: "allow", reason: "question-limit", answeredBy: "" })).toBe("Allowed unasked: too many questions were waiting");
+  });
+  it("labels the Rewrites table's answeredBy cell", () => {
+    expect(answeredByLabel("owner-token")).toBe("owner token");
+    expect(answeredByLabel("browser")).toBe("browser");
+    expect(answeredByLabel("")).toBe("—");
+    expect(answeredByLabel(undefined)).toBe("—");
   });
 });
 

@@ -3,7 +3,7 @@
 // user reads is unit-tested.
 
 import { formatCountdown, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
-import type { DecidedRewrite, PendingRewrite, Quote } from "./types";
+import type { AnsweredBy, DecidedRewrite, PendingRewrite, Quote } from "./types";
 
 export interface DialogLine {
   /** Stable name of the line, for tests and styling. */
@@ -155,16 +155,35 @@ export function decidedElsewhereNote(d: DecidedRewrite): string {
       return "Allowed automatically (mode changed to auto)";
     case "off":
       return "Allowed: the guard was switched off";
+    case "question-limit":
+      return "Allowed unasked: too many questions were waiting";
   }
   switch (d.answeredBy) {
     case "window":
       return `Answered in the tollgate window: ${verdict}`;
     case "browser":
       return `Answered in a browser: ${verdict}`;
-    case "token":
-      return `Answered by an API client: ${verdict}`;
+    case "tray":
+      return `Answered from the tray: ${verdict}`;
+    case "owner-token":
+      return `Answered with the owner token: ${verdict}`;
   }
   return `Decided elsewhere: ${verdict}`;
+}
+
+/** The Rewrites table's "Answered by" cell. */
+export function answeredByLabel(a: AnsweredBy | undefined): string {
+  switch (a) {
+    case "window":
+      return "window";
+    case "browser":
+      return "browser";
+    case "tray":
+      return "tray";
+    case "owner-token":
+      return "owner token";
+  }
+  return "—";
 }
 
 /** The question queue: oldest first, each rewrite once. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { armedLine, contextLine, lastRewriteLine, pillView } from "./pill";
+import { armedLine, cacheLine, contextLine, countdown, lastRewriteLine, pillView } from "./pill";
 import type { EnginesList, Fold, ModeState } from "./types";
 
 const mode = (over: Partial<ModeState> = {}): ModeState => ({ mode: "ask", label: "Cache: ask", scope: "global", armed: true, global: "ask", ...over });
@@ -58,5 +58,26 @@ describe("pill menu lines", () => {
     expect(armedLine(engines(1))).toBe("1 engine");
     expect(armedLine(engines(0))).toMatch(/^Nothing armed/);
     expect(armedLine(null)).toMatch(/Checking/);
+  });
+});
+
+describe("the cache countdown", () => {
+  const now = Date.parse("2026-11-30T10:00:00Z");
+  it("says how long the cache stays warm, as M:SS or H:MM:SS", () => {
+    expect(cacheLine({ cacheWarmUntil: "2026-11-30T10:03:12Z" }, now)).toBe("Cache warm for 3:12 more");
+    expect(cacheLine({ cacheWarmUntil: "2026-11-30T11:02:05.900Z" }, now)).toBe("Cache warm for 1:02:05 more");
+    expect(countdown(59.9)).toBe("0:59");
+  });
+  it("says the cache expired once the TTL has passed", () => {
+    expect(cacheLine({ cacheWarmUntil: "2026-11-30T09:59:00Z" }, now)).toBe("Cache already expired: the next request re-reads the context in full");
+    expect(cacheLine({ cacheWarmUntil: "2026-11-30T10:00:00.500Z" }, now)).toMatch(/expired/);
+  });
+  it("says nothing without a known expiry or a clock", () => {
+    expect(cacheLine({ cacheWarmUntil: null }, now)).toBeNull();
+    expect(cacheLine(null, now)).toBeNull();
+    expect(cacheLine({ cacheWarmUntil: "soon" }, now)).toBeNull();
+    const s = { cacheWarmUntil: "2026-11-30T10:03:12Z" } as unknown as Parameters<typeof pillView>[0]["session"];
+    expect(pillView({ mode: mode(), engines: null, session: s, lastFold: null }).cacheLine).toBeNull();
+    expect(pillView({ mode: mode(), engines: null, session: s, lastFold: null, now }).cacheLine).toBe("Cache warm for 3:12 more");
   });
 });

@@ -25,6 +25,8 @@ export interface PillView {
   scope: Scope;
   /** "Context 837k of 1.05M · rewrite at 839k", null without a session. */
   contextLine: string | null;
+  /** "Cache warm for 3:12 more", or that it expired; null when unknown. */
+  cacheLine: string | null;
   /** "28 tool results pruned · 724k re-read in full (declined, nothing changed)". */
   lastRewriteLine: string | null;
   /** "2 engines · Claude Code hook installed", or how to arm. */
@@ -96,6 +98,29 @@ export function contextLine(s: Pick<Session, "lastContextTokens" | "contextWindo
   return line;
 }
 
+/** Seconds as a countdown: 3:12, 1:02:05. */
+export function countdown(sec: number): string {
+  const s = Math.max(0, Math.floor(sec));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, "0");
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${ss}` : `${m}:${ss}`;
+}
+
+/**
+ * How long the session's cached prefix stays warm, at now (ms): "Cache warm
+ * for 3:12 more"; once past, that it expired (the next request re-reads the
+ * context in full, and a rewrite then costs nothing extra).
+ */
+export function cacheLine(s: Pick<Session, "cacheWarmUntil"> | null, now: number): string | null {
+  if (!s?.cacheWarmUntil) return null;
+  const until = Date.parse(s.cacheWarmUntil);
+  if (Number.isNaN(until)) return null;
+  const left = (until - now) / 1000;
+  if (left >= 1) return `Cache warm for ${countdown(left)} more`;
+  return "Cache already expired: the next request re-reads the context in full";
+}
+
 /** A fold as one line. Prune counts come with the fold when the guard knows them. */
 export function lastRewriteLine(f: (Fold & { pruneCount?: number }) | null): string | null {
   if (!f) return null;
@@ -122,6 +147,8 @@ export interface PillInput {
   /** The session the context line describes: the open one, else the latest. */
   session: Session | null;
   lastFold: Fold | null;
+  /** Now, in milliseconds: the cache countdown's clock (no countdown without it). */
+  now?: number;
 }
 
 export function pillView(input: PillInput): PillView {
@@ -134,6 +161,7 @@ export function pillView(input: PillInput): PillView {
     tooltip: state === "not-armed" ? NOT_ARMED_SENTENCE : MODE_HINTS[state].sentence,
     scope: input.mode.scope,
     contextLine: contextLine(input.session),
+    cacheLine: input.now === undefined ? null : cacheLine(input.session, input.now),
     lastRewriteLine: lastRewriteLine(input.lastFold),
     armedLine: armedLine(input.engines),
     items: MODES.map((m) => ({ mode: m, title: MODE_HINTS[m].title, hint: MODE_HINTS[m].hint, checked: m === effective })),

@@ -56,6 +56,8 @@ export interface Session {
   contextWindow?: number;
   thresholdTokens?: number;
   lastContextTokens?: number;
+  /** When the main conversation's cached prefix expires (its last request's time plus the TTL its entries live by); null when unknown. */
+  cacheWarmUntil?: string | null;
 }
 
 export interface SessionPage {
@@ -99,6 +101,8 @@ export interface Fold {
   summaryCall: CallUsage | null;
   decision: Decision | "";
   reason: string;
+  /** Who answered, when a user did. Absent from an older tollgate. */
+  answeredBy?: AnsweredBy;
   mode: Mode | "";
   order: string;
   applied: boolean | null;
@@ -166,8 +170,11 @@ export interface DecidedRewrite {
   reason: string;
   mode: Mode | "";
   order: string;
-  answeredBy: "window" | "browser" | "token" | "";
+  answeredBy: AnsweredBy;
 }
+
+/** The owner's door a question was answered through ("" when nobody answered: auto, off, a timeout, a limit). */
+export type AnsweredBy = "window" | "browser" | "tray" | "owner-token" | "";
 
 /** The answer of POST /v1/rewrites/{id}/answer (and of the gate). */
 export interface RewriteDecision {
@@ -318,11 +325,72 @@ export interface ImportResponse {
   error?: { code: string; message: string };
 }
 
+// ---- the cache-break ledger (GET /v1/sessions/{id}/breaks, GET /v1/breaks) ----
+
+export type BreakCause = "rewrite" | "idle" | "family" | "prefix";
+
+/** One cache break: a request that read less from the prefix cache than the previous request of its thread and model had sent. */
+export interface CacheBreak {
+  /** Set on the break.detected event only. */
+  session?: string;
+  seq: number;
+  at: string;
+  /** "" is the main conversation. */
+  thread: string;
+  model: string;
+  cause: BreakCause;
+  startedBy: string;
+  gapSeconds: number;
+  ttlSeconds: number;
+  expectedCachedTokens: number;
+  cacheReadTokens: number;
+  rebilledTokens: number;
+  premiumUSD: number;
+  rewrite: string | null;
+}
+
+export interface SessionBreaks {
+  breaks: CacheBreak[];
+}
+
+export interface CauseTotal {
+  cause: BreakCause;
+  breaks: number;
+  rebilledTokens: number;
+  premiumUSD: number;
+}
+
+export interface BreakCauseStarted extends CauseTotal {
+  startedBy: string;
+}
+
+export interface BreakSession {
+  session: string;
+  title: string;
+  harness: string;
+  breaks: number;
+  rebilledTokens: number;
+  premiumUSD: number;
+  topCause: BreakCause;
+}
+
+export interface BreakSummary {
+  days: number;
+  since: string;
+  byCause: CauseTotal[];
+  byStart: BreakCauseStarted[];
+  sessions: BreakSession[];
+  breaks: number;
+  rebilledTokens: number;
+  premiumUSD: number;
+}
+
 /** The guard's events, by name. */
 export interface GuardEvents {
   "rewrite.pending": PendingRewrite;
   "rewrite.decided": DecidedRewrite;
   "request.recorded": RequestRecorded;
+  "break.detected": CacheBreak;
   "mode.changed": ModeChanged;
   "engines.changed": EnginesChanged;
   "import.progress": ImportProgress;

@@ -1,19 +1,85 @@
 // Overview: 30 days of spend per day (in the user's time zone), stacked by
-// what it paid for, and the totals that say whether the cache is working.
+// what it paid for, the totals that say whether the cache is working, and
+// what was lost to cache breaks — by cause, in plain words, and by session.
 
 import { loadCharts } from "../components/chartLoader";
 import type { ChartHandle } from "../components/charts";
-import { el, errorText, throttle } from "../components/dom";
+import { append, el, errorText, throttle } from "../components/dom";
 import { emptyState } from "../components/emptyState";
 import type { View } from "../context";
 import { formatPercent, formatTokens, formatUSD, formatInt, todayKey, userTimeZone } from "../format";
+import { causeSplit, dominantLine } from "../model/breaks";
 import { spendChartData } from "../model/chartData";
-import type { Spend } from "../model/types";
+import type { BreakSummary, Spend } from "../model/types";
 
 const DAYS = 30;
 
 function card(label: string, value: string, title?: string, id?: string): HTMLElement {
   return el("div", { class: "card stat", title, id }, el("div", { class: "stat-value" }, value), el("div", { class: "stat-label" }, label));
+}
+
+/** "Lost to cache breaks": the period's premium split by cause, the plain-words line, the costliest sessions. */
+function breaksCard(sum: BreakSummary | null): HTMLElement {
+  const box = el("section", { class: "card", id: "breaks-overview" }, el("h2", {}, "Lost to cache breaks"));
+  if (!sum) {
+    box.append(el("p", { class: "muted" }, "The cache-break ledger could not be read."));
+    return box;
+  }
+  if (sum.breaks === 0) {
+    box.append(el("p", { class: "muted" }, `No cache breaks in the last ${sum.days} days.`));
+    return box;
+  }
+  const split = causeSplit(sum);
+  const line = dominantLine(sum, formatUSD);
+  append(
+    box,
+    el(
+      "p",
+      { id: "breaks-headline" },
+      el("strong", {}, formatUSD(sum.premiumUSD)),
+      ` beyond cache hits: ${formatInt(sum.breaks)} ${sum.breaks === 1 ? "break" : "breaks"} re-billed ${formatTokens(sum.rebilledTokens)} tokens in the last ${sum.days} days`,
+    ),
+    line ? el("p", { class: "dominant", id: "breaks-dominant" }, line) : null,
+    el(
+      "div",
+      { class: "split-bar", id: "breaks-split", role: "img", "aria-label": split.map((c) => `${c.label} ${formatPercent(c.share)}`).join(", ") },
+      ...split.map((c) => el("span", { style: `--c:${c.color};width:${(c.share * 100).toFixed(2)}%`, title: `${c.label}: ${formatUSD(c.premiumUSD)}`, "data-cause": c.cause })),
+    ),
+    el(
+      "div",
+      { class: "split-legend" },
+      ...split.map((c) =>
+        el(
+          "span",
+          { class: "legend-item", title: c.explain, "data-cause": c.cause },
+          el("span", { class: "swatch", style: `--c:${c.color}` }),
+          `${c.label}: ${formatUSD(c.premiumUSD)} · ${formatInt(c.breaks)} ${c.breaks === 1 ? "break" : "breaks"} · ${formatTokens(c.rebilledTokens)} tokens`,
+        ),
+      ),
+    ),
+    el("h3", {}, "Costliest sessions"),
+    el(
+      "table",
+      { class: "data", id: "breaks-sessions" },
+      el("thead", {}, el("tr", {}, el("th", {}, "Session"), el("th", { class: "num" }, "Breaks"), el("th", { class: "num" }, "Re-billed"), el("th", { class: "num" }, "Premium"), el("th", {}, "Mostly"))),
+      el(
+        "tbody",
+        {},
+        ...sum.sessions.map((s) =>
+          el(
+            "tr",
+            { "data-row": s.session },
+            el("td", {}, el("a", { href: "#/sessions/" + encodeURIComponent(s.session), title: s.session }, s.title || s.session)),
+            el("td", { class: "num" }, formatInt(s.breaks)),
+            el("td", { class: "num" }, formatTokens(s.rebilledTokens)),
+            el("td", { class: "num" }, formatUSD(s.premiumUSD)),
+            el("td", {}, split.find((c) => c.cause === s.topCause)?.label ?? s.topCause),
+          ),
+        ),
+      ),
+    ),
+  );
+  return box;
 }
 
 export const overviewView: View = async (root, ctx, scope) => {
@@ -24,10 +90,16 @@ export const overviewView: View = async (root, ctx, scope) => {
   const draw = async () => {
     let spend: Spend;
     let hasSessions: boolean;
+    let breaks: BreakSummary | null;
     try {
-      const [s, page] = await Promise.all([ctx.api.spend("day", tz, DAYS), ctx.api.sessions(1)]);
+      const [s, page, b] = await Promise.all([
+        ctx.api.spend("day", tz, DAYS),
+        ctx.api.sessions(1),
+        ctx.api.breakSummary(tz, DAYS, 5).catch(() => null),
+      ]);
       spend = s;
       hasSessions = page.sessions.length > 0;
+      breaks = b;
     } catch (e) {
       root.replaceChildren(el("p", { class: "error" }, "Could not load spend: " + errorText(e)));
       return;
@@ -56,6 +128,7 @@ export const overviewView: View = async (root, ctx, scope) => {
         card("break premium", formatUSD(t.breakPremiumUSD), "what folds cost beyond a warm cache"),
       ),
       el("section", { class: "card" }, el("h2", {}, "Spend per day"), chartBox),
+      breaksCard(breaks),
     );
     try {
       const charts = await loadCharts();
@@ -70,4 +143,5 @@ export const overviewView: View = async (root, ctx, scope) => {
   const redraw = throttle(() => void draw(), 5000);
   scope.add(redraw.cancel);
   scope.add(ctx.bus.on("request.recorded", redraw));
+  scope.add(ctx.bus.on("break.detected", redraw));
 };

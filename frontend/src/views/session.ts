@@ -1,6 +1,7 @@
 // One session: context fill per request against the threshold and window
-// (with every fold and prune marked), cold tokens per fold (predicted beside
-// actual), and the table of rewrites.
+// (with every fold and prune marked, and every cache break by its cause),
+// cold tokens per fold (predicted beside actual), the table of rewrites and
+// the table of cache breaks.
 
 import { loadCharts } from "../components/chartLoader";
 import type { ChartHandle, ContextChart } from "../components/charts";
@@ -9,8 +10,10 @@ import { exportLink } from "../components/exportLink";
 import { dataTable, type Column } from "../components/table";
 import type { View } from "../context";
 import { formatDateTime, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
+import { breakMarkers, causeInfo, formatGap, startedByLabel, type BreakMarker } from "../model/breaks";
 import { appendRecorded, coldChartData, contextChartData, type ContextChartData } from "../model/chartData";
-import type { Fold, Series, SeriesPoint, Session } from "../model/types";
+import { answeredByLabel } from "../model/dialog";
+import type { CacheBreak, Fold, Series, SeriesPoint, Session } from "../model/types";
 import { ApiError } from "../transport";
 
 function stat(label: string, value: string, title?: string): HTMLElement {
@@ -41,6 +44,7 @@ const foldColumns: Column<Fold, string>[] = [
     cell: (f) => el("span", { class: "badge " + (f.decision === "decline" ? "warn" : "good") }, f.decision || "—"),
   },
   { key: "reason", label: "Reason", cell: (f) => f.reason || "—" },
+  { key: "answeredBy", label: "Answered by", cell: (f) => answeredByLabel(f.answeredBy) },
   { key: "applied", label: "Applied", cell: (f) => (f.applied === null ? "—" : f.applied ? "yes" : "no") },
   { key: "pre", label: "Context before", numeric: true, cell: (f) => el("span", { title: formatInt(f.preTokens) }, formatTokens(f.preTokens)) },
   {
@@ -58,8 +62,46 @@ const foldColumns: Column<Fold, string>[] = [
   { key: "cost", label: "Cost", numeric: true, cell: (f) => formatUSD(f.costUSD) },
 ];
 
+const breakColumns: Column<CacheBreak, string>[] = [
+  { key: "seq", label: "Request", numeric: true, cell: (b) => formatInt(b.seq) },
+  { key: "at", label: "When", cell: (b) => formatDateTime(b.at) },
+  { key: "thread", label: "Thread", cell: (b) => b.thread || "main" },
+  {
+    key: "cause",
+    label: "Cause",
+    cell: (b) => {
+      const c = causeInfo(b.cause);
+      return el("span", { class: "badge cause", style: `--c:${c.color}`, title: c.explain, "data-cause": b.cause }, c.label);
+    },
+  },
+  { key: "started", label: "Started by", cell: (b) => startedByLabel(b.startedBy) },
+  { key: "gap", label: "Gap", numeric: true, cell: (b) => el("span", { title: `cache entries lived ${formatGap(b.ttlSeconds)}` }, formatGap(b.gapSeconds)) },
+  {
+    key: "read",
+    label: "Read of cached",
+    numeric: true,
+    cell: (b) => el("span", { title: `${formatInt(b.cacheReadTokens)} of ${formatInt(b.expectedCachedTokens)}` }, `${formatTokens(b.cacheReadTokens)} / ${formatTokens(b.expectedCachedTokens)}`),
+  },
+  { key: "rebilled", label: "Re-billed", numeric: true, cell: (b) => el("span", { title: formatInt(b.rebilledTokens) }, formatTokens(b.rebilledTokens)) },
+  { key: "premium", label: "Premium", numeric: true, cell: (b) => formatUSD(b.premiumUSD) },
+];
+
+function breaksSection(breaks: readonly CacheBreak[]): HTMLElement {
+  if (breaks.length === 0) return el("p", { class: "muted" }, "None: every request read what the one before it had cached.");
+  const rebilled = breaks.reduce((a, b) => a + b.rebilledTokens, 0);
+  const premium = breaks.reduce((a, b) => a + b.premiumUSD, 0);
+  return el(
+    "div",
+    {},
+    el("p", { class: "muted", id: "breaks-total" }, `${formatInt(breaks.length)} ${breaks.length === 1 ? "break" : "breaks"} re-billed ${formatTokens(rebilled)} tokens: ${formatUSD(premium)} beyond cache hits`),
+    el("div", { class: "table-box", id: "breaks-table" }, dataTable(breakColumns, breaks, { rowKey: (b) => String(b.seq) })),
+  );
+}
+
 export const sessionView = (id: string): View => async (root, ctx, scope) => {
   let series: Series;
+  let breaks: CacheBreak[] = [];
+  let markers: BreakMarker[] = [];
   let chart1: ContextChart | null = null;
   let chart2: ChartHandle | null = null;
   let data: ContextChartData;
@@ -73,7 +115,9 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
 
   const load = async (): Promise<boolean> => {
     try {
-      series = await ctx.api.series(id);
+      // The ledger is extra: the session shows without it.
+      [series, breaks] = await Promise.all([ctx.api.series(id), ctx.api.breaks(id).then((b) => b.breaks, () => [] as CacheBreak[])]);
+      markers = breakMarkers(breaks);
       return true;
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) {
@@ -151,6 +195,7 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
           ? el("div", { class: "table-box", id: "rewrites-table" }, dataTable(foldColumns, [...series.folds].reverse(), { rowKey: (f) => f.rewrite }))
           : el("p", { class: "muted" }, "None asked or imported."),
       ),
+      el("section", { class: "card", id: "breaks-section" }, el("h2", {}, "Cache breaks"), breaksSection(breaks)),
       el(
         "section",
         { class: "card actions-row" },
@@ -171,7 +216,7 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
     try {
       const charts = await loadCharts();
       if (!scope.alive) return;
-      if (points.length > 0) chart1 = charts.contextChart(box1, data, () => points);
+      if (points.length > 0) chart1 = charts.contextChart(box1, data, () => points, () => markers);
       if (series.folds.length > 0) chart2 = charts.coldChart(box2, coldChartData(series.folds));
     } catch (e) {
       box1.append(el("p", { class: "error" }, "The chart could not be drawn: " + errorText(e)));
@@ -224,4 +269,5 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
     }),
   );
   scope.add(ctx.bus.on("rewrite.decided", (ev) => ev.session === id && reload()));
+  scope.add(ctx.bus.on("break.detected", (ev) => ev.session === id && reload()));
 };

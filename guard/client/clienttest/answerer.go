@@ -26,7 +26,9 @@ type Answerer struct {
 }
 
 // StartAnswerer subscribes to the tollgate at url and returns once the
-// subscription is registered; it stops when the test ends.
+// subscription is registered; it stops when the test ends. token must be
+// the owner token (<home>/owner.token): a question provider and its answers
+// are the owner's, and the harness token gets 403 for both.
 func StartAnswerer(t testing.TB, url, token, choice string) *Answerer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

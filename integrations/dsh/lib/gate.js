@@ -129,6 +129,11 @@ export function installGate({ ctx, engine, client, config = {}, logger = console
     if (ask === null) return original.call(this, agent, trigger, signal)
     const decision = await client.askRewrite(sessionKey(session), ask.request, { signal })
     markSeen(client.ep()?.home, `${decision.decision} (${decision.reason})`, config.harnessVersion)
+    if (decision.reason === 'question-limit') {
+      // tollgate could not take the question (too many wait): it allows the
+      // rewrite unasked rather than block the engine; say why.
+      logger.warn(`tollgate: ${decision.message ?? 'too many questions wait'}`)
+    }
     if (decision.decision === 'decline') {
       logger.info?.(`tollgate: rewrite declined (${decision.reason}); the surface and its cache stay as they are`)
       return null

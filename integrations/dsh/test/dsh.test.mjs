@@ -28,7 +28,9 @@ async function startServe(mode) {
   for (let i = 0; i < 200; i += 1) {
     try {
       const info = JSON.parse(readFileSync(join(home, 'api.json'), 'utf8'))
-      return { ...info, home, out: () => out, stop: () => new Promise(resolve => { proc.on('exit', resolve); proc.kill('SIGINT') }) }
+      // Changing a mode is the owner's: <home>/owner.token, never in api.json.
+      const owner = readFileSync(join(home, 'owner.token'), 'utf8').trim()
+      return { ...info, owner, home, out: () => out, stop: () => new Promise(resolve => { proc.on('exit', resolve); proc.kill('SIGINT') }) }
     } catch { await sleep(50) }
   }
   proc.kill()
@@ -36,7 +38,8 @@ async function startServe(mode) {
 }
 
 async function api(server, method, path, body) {
-  const res = await fetch(server.url + path, { method, headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const token = method === 'GET' ? server.token : server.owner
+  const res = await fetch(server.url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
   const text = await res.text()
   assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`)
   return text === '' ? null : JSON.parse(text)
