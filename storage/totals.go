@@ -22,3 +22,14 @@ type RewriteTotals struct {
 	Rewrites          int64
 	AvoidedColdTokens int64
 }
+
+// BreakTotals sums the cache-break ledger of one harness by cause: how
+// many breaks, the tokens they re-billed and what that cost above a warm
+// cache.
+type BreakTotals struct {
+	Harness        string
+	Cause          string
+	Breaks         int64
+	RebilledTokens int64
+	PremiumUSD     float64
+}

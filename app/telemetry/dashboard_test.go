@@ -61,6 +61,8 @@ func TestTeamRecipe(t *testing.T) {
 		promName(telemetry.MetricTokenUsage, true): true, promName(telemetry.MetricCost, true): true,
 		promName(telemetry.MetricRequests, true): true, promName(telemetry.MetricRewrites, true): true,
 		promName(telemetry.MetricAvoided, true): true, promName(telemetry.MetricArmed, false): true,
+		promName(telemetry.MetricBreaks, true): true, promName(telemetry.MetricRebilled, true): true,
+		promName(telemetry.MetricPremium, true): true,
 	}
 	grafana := strings.NewReplacer("$__range", "1d", "$__rate_interval", "5m", "$user", ".*", "$harness", ".*")
 	name := regexp.MustCompile(`\b(tollgate_[a-z_]+|gen_ai_[a-z_]+)\{`)

@@ -14,6 +14,10 @@ import (
 type fakeSource struct{ totals []storage.Totals }
 
 func (f fakeSource) Totals(context.Context) ([]storage.Totals, error) { return f.totals, nil }
+func (f fakeSource) BreakTotals(context.Context) ([]storage.BreakTotals, error) {
+	return []storage.BreakTotals{{Harness: "dsh", Cause: "idle", Breaks: 3, RebilledTokens: 5000, PremiumUSD: 0.25}}, nil
+}
+
 func (f fakeSource) RewriteTotals(context.Context) ([]storage.RewriteTotals, error) {
 	return []storage.RewriteTotals{{Harness: "dsh", Decision: "decline", Rewrites: 2, AvoidedColdTokens: 900}}, nil
 }
@@ -56,7 +60,8 @@ func TestModelLabelIsBounded(t *testing.T) {
 	if n := strings.Count(page, "tollgate_requests_total{"); n != maxModels {
 		t.Fatalf("%d request series", n)
 	}
-	if !strings.Contains(page, `tollgate_cold_tokens_avoided_total{harness="dsh"} 900`) || !strings.Contains(page, `tollgate_rewrites_total{decision="decline",harness="dsh"} 2`) {
+	if !strings.Contains(page, `tollgate_cold_tokens_avoided_total{harness="dsh"} 900`) || !strings.Contains(page, `tollgate_rewrites_total{decision="decline",harness="dsh"} 2`) ||
+		!strings.Contains(page, `tollgate_cache_break_premium_usd_total{cause="idle",harness="dsh"} 0.25`) {
 		t.Fatal(page)
 	}
 }

@@ -22,6 +22,7 @@ const MetricsRoute = "GET /metrics"
 type Source interface {
 	Totals(ctx context.Context) ([]storage.Totals, error)
 	RewriteTotals(ctx context.Context) ([]storage.RewriteTotals, error)
+	BreakTotals(ctx context.Context) ([]storage.BreakTotals, error)
 }
 
 // Token kinds, the kind label of tollgate_tokens_total.
@@ -101,7 +102,13 @@ var (
 	descArmed     = prometheus.NewDesc("tollgate_armed", "1 when the guard is armed (a live engine or a verified hook integration), else 0.", nil, nil)
 	descTelemetry = prometheus.NewDesc("tollgate_telemetry_last_event_timestamp_seconds",
 		"When tollgate last received a request event over OTLP from a harness (unix seconds).", []string{"harness"}, nil)
-	descUp = prometheus.NewDesc("tollgate_store_up", "1 when the figures could be read from the database.", nil, nil)
+	descUp     = prometheus.NewDesc("tollgate_store_up", "1 when the figures could be read from the database.", nil, nil)
+	descBreaks = prometheus.NewDesc("tollgate_cache_breaks_total",
+		"Cache breaks of the ledger by harness and cause (rewrite, idle, family, prefix).", []string{"harness", "cause"}, nil)
+	descRebilled = prometheus.NewDesc("tollgate_cache_rebilled_tokens_total",
+		"Tokens the cache breaks re-billed, by harness and cause.", []string{"harness", "cause"}, nil)
+	descPremium = prometheus.NewDesc("tollgate_cache_break_premium_usd_total",
+		"What the cache breaks cost above a warm cache, in US dollars, by harness and cause.", []string{"harness", "cause"}, nil)
 )
 
 // collector is the Prometheus view of the Figures: computed at each
@@ -110,7 +117,8 @@ var (
 type collector struct{ f *Figures }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRequests, descTokens, descCost, descRewrites, descAvoided, descArmed, descTelemetry, descUp} {
+	for _, d := range []*prometheus.Desc{descRequests, descTokens, descCost, descRewrites, descAvoided, descArmed, descTelemetry, descUp,
+		descBreaks, descRebilled, descPremium} {
 		ch <- d
 	}
 }
@@ -140,6 +148,15 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for h, n := range avoided {
 			ch <- prometheus.MustNewConstMetric(descAvoided, prometheus.CounterValue, float64(n), h)
+		}
+	}
+	if bs, err := c.f.Source.BreakTotals(ctx); err != nil {
+		up = 0
+	} else {
+		for _, b := range bs {
+			ch <- prometheus.MustNewConstMetric(descBreaks, prometheus.CounterValue, float64(b.Breaks), b.Harness, b.Cause)
+			ch <- prometheus.MustNewConstMetric(descRebilled, prometheus.CounterValue, float64(b.RebilledTokens), b.Harness, b.Cause)
+			ch <- prometheus.MustNewConstMetric(descPremium, prometheus.CounterValue, b.PremiumUSD, b.Harness, b.Cause)
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up)

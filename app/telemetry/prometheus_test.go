@@ -162,6 +162,11 @@ func TestRealPrometheusScrapesTheSameTotals(t *testing.T) {
 		t.Fatalf("spend %+v", spend.Totals)
 	}
 
+	var breaks storage.BreakSummary
+	if st := getJSON(t, svc, "/v1/breaks?days=2", &breaks); st != http.StatusOK || breaks.Breaks == 0 {
+		t.Fatalf("breaks: %d %+v (the OTLP session re-writes its tail: the ledger should see breaks)", st, breaks)
+	}
+
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(svc.Token()), 0o600); err != nil {
@@ -216,6 +221,9 @@ scrape_configs:
 		{`sum(tollgate_tokens_total{job="tollgate",kind="cache_write_1h"})`, float64(tok.CacheWrite1h)},
 		{`sum(tollgate_tokens_total{job="tollgate",kind="output"})`, float64(tok.Output)},
 		{`sum(tollgate_cost_usd_total{job="tollgate-open"})`, spend.Totals.TotalUSD},
+		{`sum(tollgate_cache_breaks_total{job="tollgate"})`, float64(breaks.Breaks)},
+		{`sum(tollgate_cache_rebilled_tokens_total{job="tollgate"})`, float64(breaks.RebilledTokens)},
+		{`sum(tollgate_cache_break_premium_usd_total{job="tollgate"})`, breaks.PremiumUSD},
 		{`up{job="tollgate"}`, 1},
 		{`tollgate_armed{job="tollgate"}`, 0},
 	}

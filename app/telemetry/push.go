@@ -62,6 +62,9 @@ const (
 	MetricRewrites   = "tollgate.rewrites"
 	MetricAvoided    = "tollgate.cold_tokens.avoided"
 	MetricArmed      = "tollgate.armed"
+	MetricBreaks     = "tollgate.cache.breaks"
+	MetricRebilled   = "tollgate.cache.rebilled_tokens"
+	MetricPremium    = "tollgate.cache.break_premium.usd"
 )
 
 var pushKinds = [5][2]string{{"input", "input"}, {"input", "cache_read"}, {"input", "cache_creation_5m"}, {"input", "cache_creation_1h"}, {"output", "output"}}
@@ -97,7 +100,10 @@ func (f *Figures) Push(ctx context.Context, o PushOptions) (stop func(context.Co
 	rewrites, err4 := m.Int64ObservableCounter(MetricRewrites, metric.WithUnit("{rewrite}"), metric.WithDescription("Context rewrites by harness and decision."))
 	avoided, err5 := m.Int64ObservableCounter(MetricAvoided, metric.WithUnit("{token}"), metric.WithDescription("Cold tokens the declined rewrites would have re-billed."))
 	armed, err6 := m.Int64ObservableGauge(MetricArmed, metric.WithDescription("1 when the guard is armed."))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+	breaks, err7 := m.Int64ObservableCounter(MetricBreaks, metric.WithUnit("{break}"), metric.WithDescription("Cache breaks by harness and cause."))
+	rebilled, err8 := m.Int64ObservableCounter(MetricRebilled, metric.WithUnit("{token}"), metric.WithDescription("Tokens the cache breaks re-billed."))
+	premium, err9 := m.Float64ObservableCounter(MetricPremium, metric.WithUnit("{USD}"), metric.WithDescription("What the cache breaks cost above a warm cache."))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9); err != nil {
 		mp.Shutdown(ctx)
 		return nil, err
 	}
@@ -133,6 +139,16 @@ func (f *Figures) Push(ctx context.Context, o PushOptions) (stop func(context.Co
 		for h, n := range byHarness {
 			ob.ObserveInt64(avoided, n, with(attribute.String("tollgate.harness", h)))
 		}
+		bs, err := f.Source.BreakTotals(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			kv := with(attribute.String("tollgate.harness", b.Harness), attribute.String("tollgate.cause", b.Cause))
+			ob.ObserveInt64(breaks, b.Breaks, kv)
+			ob.ObserveInt64(rebilled, b.RebilledTokens, kv)
+			ob.ObserveFloat64(premium, b.PremiumUSD, kv)
+		}
 		if f.Armed != nil {
 			a := int64(0)
 			if f.Armed() {
@@ -141,7 +157,7 @@ func (f *Figures) Push(ctx context.Context, o PushOptions) (stop func(context.Co
 			ob.ObserveInt64(armed, a, with())
 		}
 		return nil
-	}, tokens, cost, requests, rewrites, avoided, armed)
+	}, tokens, cost, requests, rewrites, avoided, armed, breaks, rebilled, premium)
 	if err != nil {
 		mp.Shutdown(ctx)
 		return nil, err

@@ -101,6 +101,8 @@ func TestOTLPPushReachesARealReceiver(t *testing.T) {
 	if st := getJSON(t, svc, "/v1/spend?days=2", &spend); st != http.StatusOK {
 		t.Fatalf("spend: %d", st)
 	}
+	var brk storage.BreakSummary
+	getJSON(t, svc, "/v1/breaks?days=2", &brk)
 	tok := spend.Totals.Tokens
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -108,16 +110,20 @@ func TestOTLPPushReachesARealReceiver(t *testing.T) {
 		types, _ := pushed(sink.AllMetrics(), telemetry.MetricTokenUsage, "gen_ai.token.type")
 		cost, _ := pushed(sink.AllMetrics(), telemetry.MetricCost, "")
 		reqs, _ := pushed(sink.AllMetrics(), telemetry.MetricRequests, "")
+		premium, _ := pushed(sink.AllMetrics(), telemetry.MetricPremium, "")
+		nbreaks, _ := pushed(sink.AllMetrics(), telemetry.MetricBreaks, "")
 		ok := user == "alice" && kinds["input"] == float64(tok.Input) && kinds["cache_read"] == float64(tok.CacheRead) &&
 			kinds["cache_creation_5m"] == float64(tok.CacheWrite) && kinds["cache_creation_1h"] == float64(tok.CacheWrite1h) &&
 			kinds["output"] == float64(tok.Output) && types["output"] == float64(tok.Output) &&
 			types["input"] == float64(tok.Input+tok.CacheRead+tok.CacheWrite+tok.CacheWrite1h) &&
-			math.Abs(cost[""]-spend.Totals.TotalUSD) < 1e-9 && reqs[""] == float64(spend.Totals.Requests)
+			math.Abs(cost[""]-spend.Totals.TotalUSD) < 1e-9 && reqs[""] == float64(spend.Totals.Requests) &&
+			brk.Breaks > 0 && nbreaks[""] == float64(brk.Breaks) && math.Abs(premium[""]-brk.PremiumUSD) < 1e-9
 		if ok {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pushed: kinds %v types %v cost %v requests %v user %q; /v1/spend: %+v", kinds, types, cost, reqs, user, spend.Totals)
+			t.Fatalf("pushed: kinds %v types %v cost %v requests %v breaks %v premium %v user %q; /v1/spend: %+v, /v1/breaks: %+v",
+				kinds, types, cost, reqs, nbreaks, premium, user, spend.Totals, brk)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -58,3 +58,26 @@ func (db *DB) RewriteTotals(ctx context.Context) ([]storage.RewriteTotals, error
 	}
 	return out, nil
 }
+
+// BreakTotals sums every break of the ledger by the session's harness and
+// the cause.
+func (db *DB) BreakTotals(ctx context.Context) ([]storage.BreakTotals, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT s.harness, b.cause, COUNT(*), SUM(b.rebilled), SUM(b.premium_usd)
+		FROM breaks b JOIN sessions s ON s.id = b.session_id GROUP BY s.harness, b.cause ORDER BY s.harness, b.cause`)
+	if err != nil {
+		return nil, fmt.Errorf("summing breaks: %w", err)
+	}
+	defer rows.Close()
+	var out []storage.BreakTotals
+	for rows.Next() {
+		var t storage.BreakTotals
+		if err := rows.Scan(&t.Harness, &t.Cause, &t.Breaks, &t.RebilledTokens, &t.PremiumUSD); err != nil {
+			return nil, fmt.Errorf("reading break sums: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading break sums: %w", err)
+	}
+	return out, nil
+}
