@@ -235,7 +235,7 @@ func (s *Service) serveMetrics(addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(telemetry.MetricsRoute, s.figures.PrometheusHandler())
-	s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.metrics = &http.Server{Handler: telemetry.LoopbackOnly(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.MetricsURL = "http://" + ln.Addr().String() + "/metrics"
 	go s.metrics.Serve(ln)
 	return nil

@@ -2,13 +2,17 @@ package telemetry
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"tollgate/guard/api"
 	"tollgate/storage"
 )
 
@@ -179,4 +183,22 @@ func (f *Figures) PrometheusHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{f})
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// LoopbackOnly admits only requests addressed to a loopback name: the
+// --metrics-listen page has no token, so a web page that rebinds its own
+// DNS name to 127.0.0.1 must not read it through the user's browser.
+func LoopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+			api.WriteError(w, http.StatusForbidden, "Host", strconv.Quote(r.Host)+" is not a loopback name")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

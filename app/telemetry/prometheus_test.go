@@ -92,6 +92,14 @@ func TestPrometheusPage(t *testing.T) {
 	if st, open := scrape(t, svc.MetricsURL, ""); st != http.StatusOK || open != page {
 		t.Fatalf("--metrics-listen: %d\n%s\nwant\n%s", st, open, page)
 	}
+	// A page that rebinds its own name to 127.0.0.1 reads nothing.
+	req, _ := http.NewRequest(http.MethodGet, svc.MetricsURL, nil)
+	req.Host = "evil.example"
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Fatalf("Host evil.example: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
 	for _, want := range []string{
 		`tollgate_tokens_total{harness="claude-code",kind="cache_write_1h",model="claude-sonnet-4-5"} 4000`,
 		`tollgate_tokens_total{harness="dsh",kind="input",model="deepseek-flash"} 2002`,
