@@ -3,7 +3,9 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,12 +71,20 @@ type claudeParser struct {
 	// request in pending.
 	live    bool
 	pending int64
+	// trace (Options.Trace) builds the main thread's structure for a fold
+	// predictor; lineReq and lineFold are what the current line made.
+	trace    *tracer
+	lineReq  *Request
+	lineFold *Fold
 }
 
 func (p *claudeParser) pendingBytes() int64 { return p.pending }
 
 func newClaudeParser(opts Options) (*claudeParser, error) {
 	p := &claudeParser{role: claudeRole(opts.Path), path: opts.Path, index: map[string]int{}, lastFold: -1, live: opts.Live}
+	if opts.Trace && p.role == PurposeConversation {
+		p.trace = newTracer()
+	}
 	if len(opts.State) > 0 {
 		if err := json.Unmarshal(opts.State, &p.st); err != nil {
 			return nil, err
@@ -141,7 +151,7 @@ type ccLine struct {
 func (p *claudeParser) line(b []byte, n int) error {
 	needMeta := p.st.Session == "" || (p.role == PurposeConversation && p.st.Title == "")
 	hasUsage := true
-	if !needMeta && !p.live { // a live read measures every line's content
+	if !needMeta && !p.live && p.trace == nil { // a live read measures every line's content
 		// Most lines say their type among the short fields they start
 		// with (user, progress, file-history-snapshot): those are skipped
 		// without looking further. An assistant line names its type only
@@ -229,11 +239,13 @@ func (p *claudeParser) line(b []byte, n int) error {
 	if p.live && p.role == PurposeConversation && !l.sidechain {
 		p.measure(&l)
 	}
+	p.lineReq, p.lineFold = nil, nil
+	var err error
 	switch {
 	case l.typ == "assistant" && l.hasUsage:
-		return p.assistant(&l, n)
+		err = p.assistant(&l, n)
 	case l.typ == "system" && l.subtype == "compact_boundary":
-		return p.boundary(&l, n)
+		err = p.boundary(&l, n)
 	case l.typ == "user" && l.compactSummary && p.st.FoldOpen:
 		p.st.FoldOpen = false
 		if p.lastFold >= 0 && l.summaryChars > 0 {
@@ -242,7 +254,10 @@ func (p *claudeParser) line(b []byte, n int) error {
 			f.CheckpointEstimated = true
 		}
 	}
-	return nil
+	if err == nil && p.trace != nil {
+		p.trace.line(b, n, p.lineReq, p.lineFold)
+	}
+	return err
 }
 
 // measure keeps the size of the main thread's content since its last
@@ -426,6 +441,7 @@ func (p *claudeParser) assistant(l *ccLine, n int) error {
 	if i, ok := p.index[key]; ok {
 		r := p.records[i].Request
 		r.Usage = r.Usage.Max(l.usage)
+		p.lineReq = r
 		return nil
 	}
 	at, err := p.at(l)
@@ -437,6 +453,7 @@ func (p *claudeParser) assistant(l *ccLine, n int) error {
 		purpose = PurposeSubagent
 	}
 	r := &Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n}
+	p.lineReq = r
 	p.index[key] = len(p.records)
 	p.records = append(p.records, Record{Request: r})
 	continued := key == p.lastKey
@@ -472,6 +489,7 @@ func (p *claudeParser) boundary(l *ccLine, n int) error {
 	f := &Fold{ID: foldID(p.st.Session, id), At: at, Kind: KindSummary, Trigger: trigger, PreTokens: l.preTokens, Position: p.st.Position, Line: n}
 	p.lastFold = len(p.records)
 	p.records = append(p.records, Record{Fold: f})
+	p.lineFold = f
 	if p.role == PurposeConversation && !l.sidechain {
 		p.waiting = append(p.waiting, p.lastFold)
 	}
@@ -496,14 +514,16 @@ func (p *claudeParser) finish() (Session, []Record) {
 	if p.role == PurposeConversation {
 		s.Title = p.st.Title
 		s.Model = p.st.Model
-		s.ContextWindow = claudeWindow(p.st.Model)
+		if p.st.Model != "" {
+			s.ContextWindow, s.ThresholdTokens = ClaudeAutoCompact(p.st.Model, nil)
+		}
 	}
 	return s, p.records
 }
 
-// claudeWindow is the context window of a Claude model as Claude Code runs
-// it: 200k, or 1M for the "[1m]" variants.
-func claudeWindow(model string) int64 {
+// ClaudeWindow is the context window of a Claude model as Claude Code runs
+// it: 200k, or 1M for the "[1m]" variants (0 for no model).
+func ClaudeWindow(model string) int64 {
 	if model == "" {
 		return 0
 	}
@@ -511,6 +531,33 @@ func claudeWindow(model string) int64 {
 		return 1_000_000
 	}
 	return 200_000
+}
+
+// ClaudeAutoCompact is Claude Code's auto-compact rule (its
+// services/compact/autoCompact.ts): the model's window, at most
+// CLAUDE_CODE_AUTO_COMPACT_WINDOW; the effective window is that less the
+// summary's output reserve (20k); the threshold is the effective window
+// less a 13k buffer, or CLAUDE_AUTOCOMPACT_PCT_OVERRIDE percent of the
+// effective window when that is lower (never higher). getenv may be nil:
+// an import sees no environment. 200k → 167,000.
+func ClaudeAutoCompact(model string, getenv func(string) string) (window, threshold int64) {
+	window = ClaudeWindow(model)
+	if window == 0 {
+		window = 200_000
+	}
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if v, err := strconv.ParseInt(strings.TrimSpace(getenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW")), 10, 64); err == nil && v > 0 {
+		window = min(window, v)
+	}
+	const outputReserve, buffer = 20_000, 13_000
+	effective := window - outputReserve
+	threshold = effective - buffer
+	if pct, err := strconv.ParseFloat(strings.TrimSpace(getenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")), 64); err == nil && pct > 0 && pct <= 100 {
+		threshold = min(int64(math.Floor(float64(effective)*pct/100)), threshold)
+	}
+	return window, max(threshold, 0)
 }
 
 func (p *claudeParser) state(lines int) (json.RawMessage, error) {

@@ -36,6 +36,10 @@ type Options struct {
 	// content written after the main thread's last request is measured in
 	// Result.PendingBytes.
 	Live bool
+	// Trace (Claude Code main transcripts) also builds Result.Trace, the
+	// structure a fold predictor replays. Every line is then decoded: ask
+	// for it only when predicting.
+	Trace bool
 }
 
 // Result is one pass over a file.
@@ -49,6 +53,8 @@ type Result struct {
 	// (raw JSON bytes) on the main thread after its last request: what the
 	// next request will add to the prompt.
 	PendingBytes int64
+	// Trace is the main thread's structure (Options.Trace, Claude Code).
+	Trace *ClaudeTrace
 }
 
 // pendingMeter is a parser that measures pending content (Options.Live).
@@ -130,6 +136,10 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 	res.Skipped = d.skipped
 	if m, ok := p.(pendingMeter); ok && opts.Live {
 		res.PendingBytes = m.pendingBytes()
+	}
+	if cp, ok := p.(*claudeParser); ok && cp.trace != nil {
+		tr := cp.trace.tr
+		res.Trace = &tr
 	}
 	res.State, err = p.state(d.lines)
 	if err != nil {
