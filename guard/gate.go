@@ -316,7 +316,7 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 	q := &question{rec: rec, quote: quote, plan: req.Plan, deadline: rec.DeadlineAt}
 	q.event = api.RewritePending{
 		Rewrite: rec.ID, Session: session, Harness: harness, Profile: profile, Trigger: req.Trigger, Turn: req.Turn, Mode: mode,
-		Quote: quote, AskedAt: now, DeadlineAt: rec.DeadlineAt, DeadlineSeconds: timeout.Seconds(),
+		Quote: quote, Prediction: req.Prediction, AskedAt: now, DeadlineAt: rec.DeadlineAt, DeadlineSeconds: timeout.Seconds(),
 	}
 	s.broker.ask(q)
 	s.events.publish(EventRewritePending, q.event)

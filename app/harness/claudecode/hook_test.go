@@ -147,14 +147,15 @@ func TestDecodeClaudeHookInput(t *testing.T) {
 func TestClaudeWindow(t *testing.T) {
 	env := map[string]string{}
 	get := func(k string) string { return env[k] }
-	if w, th := claudeWindow("claude-sonnet-4-5", get); w != 200000 || th != 167000 {
+	if w, th := importer.ClaudeAutoCompact("claude-sonnet-4-5", get); w != 200000 || th != 167000 {
 		t.Fatalf("default %d %d", w, th)
 	}
-	if w, _ := claudeWindow("claude-sonnet-4-5[1m]", get); w != 1000000 {
+	if w, _ := importer.ClaudeAutoCompact("claude-sonnet-4-5[1m]", get); w != 1000000 {
 		t.Fatalf("1m %d", w)
 	}
+	// 10 % of the effective window (100k less the 20k output reserve)
 	env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"], env["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"] = "100000", "10"
-	if w, th := claudeWindow("x", get); w != 100000 || th != 10000 {
+	if w, th := importer.ClaudeAutoCompact("x", get); w != 100000 || th != 8000 {
 		t.Fatalf("override %d %d", w, th)
 	}
 	env["AI_AGENT"] = "claude-code_2-1-332_harness"

@@ -622,7 +622,7 @@ func (s *session) restore(cpt float64, byAccess bool) []File {
 	for _, c := range cands {
 		f, ok := s.sizeFile(c.fs, cpt)
 		if !ok {
-			continue // gone, or never seen whole nor in part
+			continue // never seen whole nor in part
 		}
 		t := float64(f.Tokens) * cpt / ccCharsPerToken // Claude Code's own budget test, at len/4
 		if used+t > postCompactBudget {
@@ -640,18 +640,19 @@ func (s *session) sizeFile(fs *fileState, cpt float64) (File, bool) {
 	f := File{Path: fs.path, Source: "transcript"}
 	content, known := fs.content, fs.known
 	var rawBytes, lines float64
+	// A path that does not exist here is read from the transcript: the
+	// session ran on another machine, or its log was imported (a file
+	// deleted since is not told apart: Claude Code would drop it).
 	if s.env.Files != nil {
-		size, _, ok := s.env.Files.Stat(fs.path)
-		if !ok {
-			return f, false // Claude Code drops a file it cannot read
-		}
-		if text, ok := s.env.Files.Read(fs.path, maxFileRead); ok {
-			content, known, f.Source = text, true, "disk"
-		} else {
-			f.Source, f.Cap = "disk", CapNote
-			f.RawTokens = size / 4
-			f.Tokens = int64(math.Round(noteTokens(fs.path, cpt)))
-			return f, true
+		if size, _, ok := s.env.Files.Stat(fs.path); ok {
+			if text, ok := s.env.Files.Read(fs.path, maxFileRead); ok {
+				content, known, f.Source = text, true, "disk"
+			} else {
+				f.Source, f.Cap = "disk", CapNote
+				f.RawTokens = size / 4
+				f.Tokens = int64(math.Round(noteTokens(fs.path, cpt)))
+				return f, true
+			}
 		}
 	}
 	switch {

@@ -153,10 +153,10 @@ func TestRestoredFiles(t *testing.T) {
 			"/p/a.go": {lines(800, 40), time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, // grown on disk, touched last
 			"/p/b.go": {small, time.Date(2026, 3, 1, 10, 0, 30, 0, time.UTC)},
 		}, []string{"/p/a.go:note", "/p/b.go:whole"}},
-		{"files gone from disk are dropped", func(b *build) {
-			b.op(write("/p/gone.go", small), 100)
+		{"files not on this disk: from the transcript, after those on disk", func(b *build) {
+			b.op(write("/p/elsewhere.go", lines(800, 40)), 100)
 			b.op(write("/p/here.go", small), 100)
-		}, memFiles{"/p/here.go": {small, time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC)}}, []string{"/p/here.go:whole"}},
+		}, memFiles{"/p/here.go": {small, time.Date(2026, 3, 1, 12, 1, 0, 0, time.UTC)}}, []string{"/p/here.go:whole", "/p/elsewhere.go:note"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
