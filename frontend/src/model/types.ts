@@ -153,9 +153,26 @@ export interface PendingRewrite {
   turn: string;
   mode: Mode;
   quote: Quote | null;
+  /** The harness's own account of the cold tokens (api.ColdPrediction), when it sent one. */
+  prediction?: ColdPrediction | null;
   askedAt: string;
   deadlineAt: string;
   deadlineSeconds: number;
+}
+
+/** One part of a predicted cold figure: "summary", "files" (count files), "plan+skills", "base", "manual". */
+export interface ColdPart {
+  name: string;
+  tokens: number;
+  count?: number;
+}
+
+/** api.ColdPrediction: the band of the cold tokens, its parts, and how long ago the cache expired (0: warm). */
+export interface ColdPrediction {
+  low: number;
+  high: number;
+  parts?: ColdPart[];
+  cacheExpiredSeconds?: number;
 }
 
 /** The rewrite.decided event. */
