@@ -272,7 +272,7 @@ const claudeInstructionTokens = 2200
 // (the PreCompact moment), with the session's files where they exist and
 // what the project's earlier sessions taught.
 func predictFold(in hookInput, tr transcript, opts Options) ccfold.Prediction {
-	env := ccfold.Env{Files: osFiles{}, Getenv: opts.Getenv}
+	env := ccfold.Env{Files: ccfold.OSFiles{}, Getenv: opts.Getenv}
 	if home, err := os.UserHomeDir(); err == nil {
 		env.Home = home
 	}
@@ -285,7 +285,11 @@ func predictFold(in hookInput, tr transcript, opts Options) ccfold.Prediction {
 		c.Cwd = in.Cwd
 		trace = &c
 	}
-	return ccfold.Predict(trace, projectHistory(in.TranscriptPath), env, in.Trigger, opts.Now())
+	before := ccfold.Start(trace)
+	if before.IsZero() {
+		before = opts.Now()
+	}
+	return ccfold.Predict(trace, ccfold.EarlierSessions(in.TranscriptPath, before), env, in.Trigger, opts.Now())
 }
 
 // coldPrediction is the prediction as the rewrite request carries it: the

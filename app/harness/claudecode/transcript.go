@@ -1,15 +1,12 @@
 package claudecode
 
 import (
-	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"tollgate/app/importer"
-	"tollgate/app/importer/ccfold"
 	"tollgate/pricing"
 )
 
@@ -117,84 +114,4 @@ func (tr *transcript) surface() (int64, []pricing.Unit) {
 func subagentFiles(transcript string) []string {
 	files, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(transcript, ".jsonl"), "subagents", "*.jsonl"))
 	return files
-}
-
-// Bounds of what the hook reads to learn from the project's earlier
-// sessions: the most recent transcripts beside this one, each and all
-// together at most so many bytes (a hook must answer in seconds).
-const (
-	historySessions   = 8
-	historyFileBytes  = 16 << 20
-	historyTotalBytes = 48 << 20
-)
-
-// projectHistory is what the project's earlier sessions (the transcripts
-// beside this one: Claude Code keeps one folder per project) teach the fold
-// predictor: their summaries' sizes, the base, the cached prefix of this
-// Claude Code version. Unreadable files are passed over.
-func projectHistory(path string) *ccfold.History {
-	h := ccfold.NewHistory()
-	if path == "" {
-		return h
-	}
-	self, err := os.Stat(path)
-	if err != nil {
-		return h
-	}
-	paths, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.jsonl"))
-	type cand struct {
-		path string
-		mod  time.Time
-		size int64
-	}
-	var cands []cand
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil || os.SameFile(st, self) || st.Size() > historyFileBytes || st.ModTime().After(self.ModTime()) {
-			continue
-		}
-		cands = append(cands, cand{p, st.ModTime(), st.Size()})
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].mod.After(cands[j].mod) })
-	var total int64
-	var take []cand
-	for _, c := range cands {
-		if len(take) == historySessions || total+c.size > historyTotalBytes {
-			break
-		}
-		take = append(take, c)
-		total += c.size
-	}
-	// Oldest first: each session learns only from those before it.
-	for i := len(take) - 1; i >= 0; i-- {
-		if tr, err := readTranscript(take[i].path); err == nil && tr.Trace != nil {
-			ccfold.Replay(tr.Trace, h, ccfold.Env{})
-		}
-	}
-	return h
-}
-
-// osFiles is the fold predictor's view of the session's files on this
-// machine: bounded reads, nothing written.
-type osFiles struct{}
-
-func (osFiles) Stat(path string) (int64, time.Time, bool) {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return 0, time.Time{}, false
-	}
-	return st.Size(), st.ModTime(), true
-}
-
-func (osFiles) Read(path string, limit int64) (string, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil || int64(len(b)) > limit {
-		return "", false
-	}
-	return string(b), true
 }
