@@ -283,6 +283,9 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 	}
 	rec.Order = quote.Recommended
 	rec.PredictedCold = &quote.ColdTokens
+	if p := req.Prediction; p != nil {
+		rec.PredictedBand = &storage.ColdBand{Low: p.Low, High: p.High}
+	}
 	rec.CostUSD = quote.CostUSD.BreakPremium
 	if b, err := json.Marshal(quote); err == nil {
 		rec.Quote = string(b)

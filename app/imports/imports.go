@@ -13,12 +13,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
+	"tollgate/app/importer/ccfold"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
@@ -540,6 +542,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	meta := storage.SessionMeta{ID: res.Session.ID, Harness: res.Session.Harness, Profile: res.Session.Profile, Provider: res.Session.Provider,
 		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens}
 	batch.Items = make([]sqlite.ImportItem, 0, len(res.Records))
+	preds := claudePredictions(job, harness, res)
 	var pc priceCache
 	for _, rec := range res.Records {
 		if q := rec.Request; q != nil {
@@ -550,13 +553,46 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 			batch.Items = append(batch.Items, sqlite.ImportItem{Request: sr})
 		}
 		if f := rec.Fold; f != nil {
-			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: &storage.Rewrite{
-				ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger, Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan(),
-			}})
+			fr := &storage.Rewrite{ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger, Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan()}
+			if p, ok := preds[f.ID]; ok {
+				fr.PredictedCold = &p.Cold
+				fr.PredictedBand = &storage.ColdBand{Low: p.Low, High: p.High}
+			}
+			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: fr})
 		}
 	}
 	p.batch = batch
 	return p
+}
+
+// claudePredictions is, for the folds of a Claude Code main transcript on
+// disk, the prediction the PreCompact hook would have made at each (the
+// transcript cut at its boundary, the project's earlier transcripts as
+// history), by fold id. The plain pass does not build the predictor's
+// trace: the file is read again, only when the pass found folds. An upload
+// cannot be read again and gets none.
+func claudePredictions(job *importJob, harness string, res *importer.Result) map[string]ccfold.Prediction {
+	if harness != importer.ClaudeCode || job.src.Reader != nil || strings.Contains(filepath.ToSlash(job.path), "/subagents/") {
+		return nil
+	}
+	folds := 0
+	for _, rec := range res.Records {
+		if rec.Fold != nil {
+			folds++
+		}
+	}
+	if folds == 0 {
+		return nil
+	}
+	tr, err := ccfold.ReadTrace(job.path)
+	if err != nil {
+		return nil
+	}
+	out := map[string]ccfold.Prediction{}
+	for _, f := range ccfold.Replay(tr, ccfold.EarlierSessions(job.path, ccfold.Start(tr)), ccfold.Env{}) {
+		out[f.Fold.ID] = f.Prediction
+	}
+	return out
 }
 
 func sessionLine(harness string) string {

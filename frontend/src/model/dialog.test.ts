@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { countdownText, decidedElsewhereNote, dialogModel, formatTokenRange, QuestionQueue, secondsLeft } from "./dialog";
+import { formatTokenRange } from "../format";
+import { countdownText, decidedElsewhereNote, dialogModel, QuestionQueue, secondsLeft } from "./dialog";
 import { pending, quote } from "./testdata/quote";
 
 const texts = (p = pending()) => dialogModel(p).lines.map((l) => l.text);

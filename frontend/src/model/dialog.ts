@@ -2,7 +2,7 @@
 // Pure: the component only renders what this returns, so every sentence the
 // user reads is unit-tested.
 
-import { formatCountdown, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
+import { formatCountdown, formatInt, formatPercent, formatTokenRange, formatTokens, formatUSD } from "../format";
 import type { ColdPart, ColdPrediction, DecidedRewrite, PendingRewrite, Quote } from "./types";
 
 export interface DialogLine {
@@ -98,16 +98,6 @@ function breakEvenLine(q: Quote): DialogLine | null {
   if (n === null || n === undefined) return { kind: "breakEven", text: "Saves nothing on later requests", tone: "warn" };
   if (n <= 0) return { kind: "breakEven", text: "Costs nothing extra", tone: "good" };
   return { kind: "breakEven", text: `Pays for itself after ~${plural(n, "request", "requests")}` };
-}
-
-/** "12–19k", "800–1.2k", "1.2–3M": a token range with the shared unit once. */
-export function formatTokenRange(low: number, high: number): string {
-  const lo = formatTokens(low);
-  const hi = formatTokens(high);
-  if (lo === hi) return lo;
-  const unit = hi.slice(-1);
-  if ((unit === "k" || unit === "M") && lo.endsWith(unit)) return `${lo.slice(0, -1)}–${hi}`;
-  return `${lo}–${hi}`;
 }
 
 function partText(p: ColdPart): string {

@@ -95,6 +95,8 @@ export interface Fold {
   preTokens: number;
   /** null when the rewrite was not priced (off mode, a failed quote, an import without figures). */
   predictedColdTokens: number | null;
+  /** Where the prediction may fall (a Claude Code fold's band); null when none was predicted. */
+  predictedColdBand?: ColdBand | null;
   actualColdTokens: number | null;
   summaryCall: CallUsage | null;
   decision: Decision | "";
@@ -104,6 +106,12 @@ export interface Fold {
   applied: boolean | null;
   costUSD: number;
   source?: "api" | "import";
+}
+
+/** storage.ColdBand. */
+export interface ColdBand {
+  low: number;
+  high: number;
 }
 
 export interface Series {
