@@ -154,6 +154,19 @@ func fileTool(name string) bool {
 
 // line adds one line; req and fold are what the parser made of it.
 func (t *tracer) line(b []byte, n int, req *Request, fold *Fold) {
+	// Progress lines, file snapshots and queue operations (a third of a
+	// transcript's bytes) say nothing the predictor needs.
+	if typ, ok := topType(b); ok {
+		switch string(typ) {
+		case "user", "assistant":
+		case "system":
+			if fold == nil {
+				return
+			}
+		default:
+			return
+		}
+	}
 	var l traceLine
 	if json.Unmarshal(b, &l) != nil || l.IsSidechain {
 		return
