@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/ccfold"
 )
 
 // ---- fixtures ----
@@ -51,7 +52,7 @@ func testTranscript(t0 time.Time) string {
 // parseTestTranscript reads a transcript as the hook reads a live one.
 func parseTestTranscript(text string) (transcript, error) {
 	res, err := importer.Parse(strings.NewReader(text), importer.Options{Harness: importer.ClaudeCode,
-		Path: "11111111-2222-3333-4444-555555555555.jsonl", AtEOF: true, Live: true})
+		Path: "11111111-2222-3333-4444-555555555555.jsonl", AtEOF: true, Live: true, Trace: true})
 	if err != nil {
 		return transcript{}, err
 	}
@@ -194,6 +195,11 @@ func FuzzParseClaudeTranscript(f *testing.F) {
 				t.Fatalf("unit %+v (duplicate %v)", u, seen[u.ID])
 			}
 			seen[u.ID] = true
+		}
+		// The prediction the hook sends is one the API accepts.
+		c := coldPrediction(ccfold.Predict(tr.Trace, nil, ccfold.Env{}, "auto", time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)))
+		if c.Low < 0 || c.High < c.Low || c.CacheExpiredSeconds < 0 || len(c.Parts) > 16 {
+			t.Fatalf("prediction %+v", c)
 		}
 	})
 }

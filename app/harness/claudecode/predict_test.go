@@ -159,3 +159,29 @@ func TestHookLearnsFromEarlierSessions(t *testing.T) {
 		t.Errorf("error %+.1f %%", e)
 	}
 }
+
+// Idle past the cache's TTL, the request says how long ago it expired (the
+// dialog leads with it); within it, nothing.
+func TestHookSaysWhenTheCacheExpired(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	tr, err := parseTestTranscript(testTranscript(t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Trace == nil || len(tr.Trace.Events) == 0 {
+		t.Fatal("no trace")
+	}
+	in := hookInput{SessionID: "s", HookEventName: claudePreCompact, Trigger: "auto"}
+	last := t0.Add(3 * time.Minute) // the last main request
+	for _, c := range []struct {
+		idle    time.Duration
+		expired float64
+	}{{2 * time.Minute, 0}, {14 * time.Minute, 9 * 60}} {
+		opts := Options{Now: func() time.Time { return last.Add(c.idle) }, Getenv: func(string) string { return "" }, Timeout: time.Minute}
+		window, threshold := importer.ClaudeAutoCompact(tr.Model, opts.Getenv)
+		req := claudeRewriteRequest(in, tr, opts, window, threshold, predictFold(in, tr, opts))
+		if req.Prediction == nil || req.Prediction.CacheExpiredSeconds != c.expired || req.IdleSeconds != c.idle.Seconds() {
+			t.Errorf("idle %s: prediction %+v idle %v, want expired %v", c.idle, req.Prediction, req.IdleSeconds, c.expired)
+		}
+	}
+}
