@@ -126,7 +126,7 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 			jobs = append(jobs, &importJob{src: Source{Path: abs, Harness: src.Harness}, path: abs, size: f.Size})
 		}
 	}
-	run := &importRun{ctx: ctx, db: db, settings: settings, states: states}
+	run := &importRun{ctx: ctx, db: db, settings: settings, states: states, traces: newTraceCache(traceCacheBytes)}
 	var total int64
 	for _, j := range jobs {
 		if st, ok := states[j.path]; ok && j.src.Reader == nil {
@@ -190,6 +190,11 @@ type importRun struct {
 	current  string
 	sessions []string
 	seen     map[string]bool
+
+	// traces are the Claude Code traces read for fold predictions, so a
+	// project's transcripts are decoded once per run, not once per session
+	// that learns from them.
+	traces *traceCache
 }
 
 // startProgress calls progress every 100 ms while the import runs, and
@@ -542,7 +547,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	meta := storage.SessionMeta{ID: res.Session.ID, Harness: res.Session.Harness, Profile: res.Session.Profile, Provider: res.Session.Provider,
 		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens}
 	batch.Items = make([]sqlite.ImportItem, 0, len(res.Records))
-	preds := claudePredictions(job, harness, res)
+	preds := r.claudePredictions(job, harness, res)
 	var pc priceCache
 	for _, rec := range res.Records {
 		if q := rec.Request; q != nil {
@@ -571,7 +576,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 // history), by fold id. The plain pass does not build the predictor's
 // trace: the file is read again, only when the pass found folds. An upload
 // cannot be read again and gets none.
-func claudePredictions(job *importJob, harness string, res *importer.Result) map[string]ccfold.Prediction {
+func (r *importRun) claudePredictions(job *importJob, harness string, res *importer.Result) map[string]ccfold.Prediction {
 	if harness != importer.ClaudeCode || job.src.Reader != nil || strings.Contains(filepath.ToSlash(job.path), "/subagents/") {
 		return nil
 	}
@@ -584,15 +589,80 @@ func claudePredictions(job *importJob, harness string, res *importer.Result) map
 	if folds == 0 {
 		return nil
 	}
-	tr, err := ccfold.ReadTrace(job.path)
+	tr, err := r.traces.read(job.path)
 	if err != nil {
 		return nil
 	}
 	out := map[string]ccfold.Prediction{}
-	for _, f := range ccfold.Replay(tr, ccfold.EarlierSessions(job.path, ccfold.Start(tr)), ccfold.Env{}) {
+	for _, f := range ccfold.Replay(tr, ccfold.EarlierSessionsFrom(job.path, ccfold.Start(tr), r.traces.read), ccfold.Env{}) {
 		out[f.Fold.ID] = f.Prediction
 	}
 	return out
+}
+
+// traceCacheBytes bounds the transcripts (by file size) whose traces an
+// import keeps for fold predictions.
+const traceCacheBytes = 256 << 20
+
+// traceCache keeps the traces an import read, by path, while the file's
+// size and modification time are unchanged; the least recently used go
+// first past the bound. Workers reading one file at once may both decode
+// it: the cache saves work, it does not serialize it.
+type traceCache struct {
+	mu    sync.Mutex
+	limit int64
+	bytes int64
+	m     map[string]*cachedTrace
+	tick  int64
+}
+
+type cachedTrace struct {
+	tr   *importer.ClaudeTrace
+	size int64
+	mod  time.Time
+	used int64
+}
+
+func newTraceCache(limit int64) *traceCache {
+	return &traceCache{limit: limit, m: map[string]*cachedTrace{}}
+}
+
+func (c *traceCache) read(path string) (*importer.ClaudeTrace, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.tick++
+	if e, ok := c.m[path]; ok && e.size == st.Size() && e.mod.Equal(st.ModTime()) {
+		e.used = c.tick
+		c.mu.Unlock()
+		return e.tr, nil
+	}
+	c.mu.Unlock()
+	tr, err := ccfold.ReadTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[path]; ok {
+		c.bytes -= old.size
+	}
+	c.tick++
+	c.m[path] = &cachedTrace{tr: tr, size: st.Size(), mod: st.ModTime(), used: c.tick}
+	c.bytes += st.Size()
+	for c.bytes > c.limit && len(c.m) > 1 {
+		var oldest string
+		for p, e := range c.m {
+			if p != path && (oldest == "" || e.used < c.m[oldest].used) {
+				oldest = p
+			}
+		}
+		c.bytes -= c.m[oldest].size
+		delete(c.m, oldest)
+	}
+	return tr, nil
 }
 
 func sessionLine(harness string) string {

@@ -231,3 +231,39 @@ func TestPriceCodexFold(t *testing.T) {
 		t.Fatalf("%+v %v", sl, err)
 	}
 }
+
+// The import's trace cache decodes a transcript once while it is
+// unchanged, again once it grows, and keeps at most its bound.
+func TestTraceCache(t *testing.T) {
+	dir := t.TempDir()
+	line := `{"type":"user","cwd":"/p","timestamp":"2026-03-01T10:00:00Z","message":{"role":"user","content":"hi"}}` + "\n"
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte(line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newTraceCache(int64(len(line)) + 1) // room for one file
+	t1, err := c.read(a)
+	if err != nil || t1.Cwd != "/p" {
+		t.Fatalf("%+v %v", t1, err)
+	}
+	if t2, _ := c.read(a); t2 != t1 {
+		t.Fatal("an unchanged file was decoded again")
+	}
+	if err := os.WriteFile(a, []byte(line+line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if t3, _ := c.read(a); t3 == t1 || len(t3.Events) != 2 {
+		t.Fatalf("a grown file: %+v", t3)
+	}
+	if _, err := c.read(b); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.m) != 1 || c.m[b] == nil || c.bytes != int64(len(line)) {
+		t.Fatalf("cache holds %d files, %d bytes", len(c.m), c.bytes)
+	}
+	if _, err := c.read(filepath.Join(dir, "none.jsonl")); err == nil {
+		t.Fatal("a missing file read")
+	}
+}

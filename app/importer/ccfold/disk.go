@@ -58,6 +58,15 @@ const (
 // version. Unreadable files are passed over; "" or a missing path gives an
 // empty history.
 func EarlierSessions(path string, before time.Time) *History {
+	return EarlierSessionsFrom(path, before, ReadTrace)
+}
+
+// TraceReader reads a transcript's trace (ReadTrace, or a cache of it).
+type TraceReader func(path string) (*importer.ClaudeTrace, error)
+
+// EarlierSessionsFrom is EarlierSessions reading the transcripts with read:
+// an import that predicts many sessions of one project reads each once.
+func EarlierSessionsFrom(path string, before time.Time, read TraceReader) *History {
 	h := NewHistory()
 	if path == "" {
 		return h
@@ -96,7 +105,7 @@ func EarlierSessions(path string, before time.Time) *History {
 	}
 	var learn []earlier
 	for _, c := range take {
-		tr, err := ReadTrace(c.path)
+		tr, err := read(c.path)
 		if err != nil {
 			continue
 		}
