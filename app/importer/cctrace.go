@@ -96,37 +96,6 @@ func (op FileOp) Apply(text string) string {
 	return text
 }
 
-// traceLine is what the trace decodes of a line (encoding/json: this path
-// runs only when a predictor asked for it).
-type traceLine struct {
-	Type             string          `json:"type"`
-	Subtype          string          `json:"subtype"`
-	Timestamp        string          `json:"timestamp"`
-	Cwd              string          `json:"cwd"`
-	Version          string          `json:"version"`
-	IsSidechain      bool            `json:"isSidechain"`
-	IsMeta           bool            `json:"isMeta"`
-	IsCompactSummary bool            `json:"isCompactSummary"`
-	Message          *traceMessage   `json:"message"`
-	ToolUseResult    json.RawMessage `json:"toolUseResult"`
-}
-
-type traceMessage struct {
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-}
-
-type traceBlock struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-}
-
 type traceToolUse struct {
 	name  string
 	input json.RawMessage
@@ -152,7 +121,10 @@ func fileTool(name string) bool {
 	return false
 }
 
-// line adds one line; req and fold are what the parser made of it.
+// line adds one line; req and fold are what the parser made of it. It
+// walks the line with the importer's scanner, measuring text without
+// copying it; only a file tool's result is decoded (encoding/json), as the
+// predictor needs the file's text.
 func (t *tracer) line(b []byte, n int, req *Request, fold *Fold) {
 	// Progress lines, file snapshots and queue operations (a third of a
 	// transcript's bytes) say nothing the predictor needs.
@@ -167,92 +139,245 @@ func (t *tracer) line(b []byte, n int, req *Request, fold *Fold) {
 			return
 		}
 	}
-	var l traceLine
-	if json.Unmarshal(b, &l) != nil || l.IsSidechain {
+	var (
+		typ, subtype, timestamp, cwd, version string
+		sidechain, meta, compactSummary       bool
+		content, result                       []byte // raw message.content and toolUseResult
+	)
+	s := scanner{b: b}
+	raw := func() []byte {
+		s.ws()
+		start := s.i
+		s.skip()
+		return b[start:s.i]
+	}
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "type":
+			typ = s.str()
+		case "subtype":
+			subtype = s.str()
+		case "timestamp":
+			timestamp = s.str()
+		case "cwd":
+			cwd = s.str()
+		case "version":
+			version = s.str()
+		case "isSidechain":
+			sidechain = s.boolean()
+		case "isMeta":
+			meta = s.boolean()
+		case "isCompactSummary":
+			compactSummary = s.boolean()
+		case "message":
+			if s.peek() != '{' {
+				s.skip()
+				return
+			}
+			s.object(func(k []byte) {
+				if string(k) == "content" {
+					content = raw()
+				} else {
+					s.skip()
+				}
+			})
+		case "toolUseResult":
+			result = raw()
+		default:
+			s.skip()
+		}
+	})
+	s.end()
+	if s.err != nil || sidechain {
 		return
 	}
-	if l.Cwd != "" {
-		t.tr.Cwd = l.Cwd
+	if cwd != "" {
+		t.tr.Cwd = cwd
 	}
-	if l.Version != "" {
-		t.tr.Version = l.Version
+	if version != "" {
+		t.tr.Version = version
 	}
-	at, _ := parseTime(l.Timestamp)
+	at, _ := parseTime(timestamp)
 	switch {
-	case l.Type == "system" && l.Subtype == "compact_boundary" && fold != nil:
+	case typ == "system" && subtype == "compact_boundary" && fold != nil:
 		t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceBoundary, Line: n, At: at, Fold: fold})
-	case l.Type == "assistant" && req != nil && req.Purpose == PurposeConversation && l.Message != nil:
+	case typ == "assistant" && req != nil && req.Purpose == PurposeConversation && content != nil:
 		i, ok := t.requests[req]
 		if !ok {
 			i = len(t.tr.Events)
 			t.requests[req] = i
 			t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceRequest, Line: n, At: at, Request: req})
 		}
-		var blocks []traceBlock
-		if json.Unmarshal(l.Message.Content, &blocks) == nil {
-			for _, bl := range blocks {
-				t.tr.Events[i].Bytes += len(bl.Text) + len(bl.Thinking) + len(bl.Input) + len(bl.Name)
-				if bl.Type == "tool_use" && fileTool(bl.Name) {
-					t.toolUses[bl.ID] = traceToolUse{bl.Name, bl.Input}
-				}
-			}
-		}
-	case l.Type == "user" && l.Message != nil:
-		ev := TraceEvent{Kind: TraceUser, Line: n, At: at, Meta: l.IsMeta}
-		text, blocks := traceText(l.Message.Content)
-		ev.Bytes = len(text)
-		if l.IsCompactSummary {
+		t.tr.Events[i].Bytes += t.assistantBlocks(content)
+	case typ == "user" && content != nil:
+		ev := TraceEvent{Kind: TraceUser, Line: n, At: at, Meta: meta}
+		var uses []string
+		var text string
+		ev.Bytes, text, uses = userContent(content, meta)
+		if compactSummary {
 			ev.Kind = TraceSummary
 			t.tr.Events = append(t.tr.Events, ev)
 			return
 		}
-		if l.IsMeta {
+		if meta {
 			if rest, ok := strings.CutPrefix(text, "Base directory for this skill:"); ok {
 				name, _, _ := strings.Cut(rest, "\n")
 				ev.Skill = strings.TrimSpace(name)
 			}
 		}
-		results := 0
-		reads := 0
-		for _, bl := range blocks {
-			if bl.Type != "tool_result" {
-				continue
-			}
-			results++
-			tu, ok := t.toolUses[bl.ToolUseID]
+		ev.Results = len(uses)
+		for _, id := range uses {
+			tu, ok := t.toolUses[id]
 			if !ok {
 				continue
 			}
 			if tu.name == "Read" {
-				reads++
+				ev.Reads++
 			}
-			t.fileOp(&ev, tu, l.ToolUseResult)
+			t.fileOp(&ev, tu, result)
 		}
-		ev.Results, ev.Reads = results, reads
 		t.tr.Events = append(t.tr.Events, ev)
 	}
 }
 
-// traceText is a message content's text (a string, or the text of its
-// blocks and tool results) and its blocks.
-func traceText(raw json.RawMessage) (string, []traceBlock) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
+// assistantBlocks measures an assistant message's content (text, thinking,
+// tool names and inputs) and remembers its file tools' inputs.
+func (t *tracer) assistantBlocks(content []byte) int {
+	s := scanner{b: content}
+	if s.peek() != '[' {
+		return 0
 	}
-	var blocks []traceBlock
-	if json.Unmarshal(raw, &blocks) != nil {
-		return "", nil
+	n := 0
+	eachElem(&s, func() {
+		var typ, id, name string
+		var input []byte
+		s.object(func(k []byte) {
+			switch string(k) {
+			case "type":
+				typ = s.str()
+			case "id":
+				id = s.str()
+			case "name":
+				name = s.str()
+			case "text", "thinking":
+				if s.peek() == '"' {
+					n += s.strLen()
+				} else {
+					s.skip()
+				}
+			case "input":
+				s.ws()
+				start := s.i
+				s.skip()
+				input = content[start:s.i]
+			default:
+				s.skip()
+			}
+		})
+		n += len(input) + len(name)
+		if typ == "tool_use" && fileTool(name) && s.err == nil {
+			t.toolUses[id] = traceToolUse{name, append(json.RawMessage(nil), input...)}
+		}
+	})
+	if s.err != nil {
+		return 0
 	}
+	return n
+}
+
+// userContent measures a user message's text (a string, or its text blocks
+// and tool results' text) and lists its tool results' ids; a meta
+// message's text is returned too (for the skill it names).
+func userContent(content []byte, meta bool) (n int, text string, uses []string) {
+	s := scanner{b: content}
 	var sb strings.Builder
-	for _, b := range blocks {
-		sb.WriteString(b.Text)
-		if b.Type == "tool_result" {
-			t, _ := traceText(b.Content)
-			sb.WriteString(t)
+	str := func() {
+		if meta {
+			v := s.str()
+			sb.WriteString(v)
+			n += len(v)
+		} else {
+			n += s.strLen()
 		}
 	}
-	return sb.String(), blocks
+	switch s.peek() {
+	case '"':
+		str()
+	case '[':
+		eachElem(&s, func() {
+			var typ, id string
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "type":
+					typ = s.str()
+				case "tool_use_id":
+					id = s.str()
+				case "text":
+					if s.peek() == '"' {
+						str()
+					} else {
+						s.skip()
+					}
+				case "content":
+					switch s.peek() {
+					case '"':
+						str()
+					case '[':
+						eachElem(&s, func() {
+							s.object(func(k []byte) {
+								if string(k) == "text" && s.peek() == '"' {
+									str()
+								} else {
+									s.skip()
+								}
+							})
+						})
+					default:
+						s.skip()
+					}
+				default:
+					s.skip()
+				}
+			})
+			if typ == "tool_result" {
+				uses = append(uses, id)
+			}
+		})
+	default:
+		return 0, "", nil
+	}
+	if s.err != nil {
+		return 0, "", nil
+	}
+	return n, sb.String(), uses
+}
+
+// eachElem walks an array, calling elem for every element that is an
+// object (others are skipped).
+func eachElem(s *scanner, elem func()) {
+	if !s.expect('[') {
+		return
+	}
+	if s.peek() == ']' {
+		s.i++
+		return
+	}
+	for s.err == nil {
+		if s.peek() == '{' {
+			elem()
+		} else {
+			s.skip()
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return
+		default:
+			s.fail("want ',' or ']' in an array")
+		}
+	}
 }
 
 // fileOp turns a file tool's result into a FileOp on ev.

@@ -149,9 +149,20 @@ type ccLine struct {
 }
 
 func (p *claudeParser) line(b []byte, n int) error {
+	p.lineReq, p.lineFold = nil, nil
+	err := p.parseLine(b, n)
+	if err == nil && p.trace != nil {
+		// The trace reads every line, the ones the parser skips unread too;
+		// it never fails a pass.
+		p.trace.line(b, n, p.lineReq, p.lineFold)
+	}
+	return err
+}
+
+func (p *claudeParser) parseLine(b []byte, n int) error {
 	needMeta := p.st.Session == "" || (p.role == PurposeConversation && p.st.Title == "")
 	hasUsage := true
-	if !needMeta && !p.live && p.trace == nil { // a live read measures every line's content
+	if !needMeta && !p.live { // a live read measures every line's content
 		// Most lines say their type among the short fields they start
 		// with (user, progress, file-history-snapshot): those are skipped
 		// without looking further. An assistant line names its type only
@@ -239,7 +250,6 @@ func (p *claudeParser) line(b []byte, n int) error {
 	if p.live && p.role == PurposeConversation && !l.sidechain {
 		p.measure(&l)
 	}
-	p.lineReq, p.lineFold = nil, nil
 	var err error
 	switch {
 	case l.typ == "assistant" && l.hasUsage:
@@ -253,9 +263,6 @@ func (p *claudeParser) line(b []byte, n int) error {
 			f.CheckpointTokens = int64((l.summaryChars + 3) / 4)
 			f.CheckpointEstimated = true
 		}
-	}
-	if err == nil && p.trace != nil {
-		p.trace.line(b, n, p.lineReq, p.lineFold)
 	}
 	return err
 }

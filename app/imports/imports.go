@@ -524,7 +524,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		}
 	}
 	counted := countingReader{r: in, n: &r.bytesDone}
-	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF})
+	// A Claude Code main transcript read from its start that has a fold is
+	// traced in this pass too, for the fold predictions (claudePredictions).
+	trace := offset == 0 && r.predictsFolds(job, harness) && r.traces.HasFold(job.path)
+	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, Trace: trace})
 	if err != nil {
 		return fail(p, err)
 	}
@@ -577,7 +580,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 // trace: the file is read again, only when the pass found folds. An upload
 // cannot be read again and gets none.
 func (r *importRun) claudePredictions(job *importJob, harness string, res *importer.Result) map[string]ccfold.Prediction {
-	if harness != importer.ClaudeCode || job.src.Reader != nil || strings.Contains(filepath.ToSlash(job.path), "/subagents/") {
+	if !r.predictsFolds(job, harness) {
 		return nil
 	}
 	folds := 0
@@ -589,30 +592,43 @@ func (r *importRun) claudePredictions(job *importJob, harness string, res *impor
 	if folds == 0 {
 		return nil
 	}
-	tr, err := r.traces.read(job.path)
-	if err != nil {
-		return nil
+	tr := res.Trace // traced in the pass when it read the file from its start
+	if tr != nil {
+		r.traces.put(job.path, tr)
+	} else {
+		var err error
+		if tr, err = r.traces.Trace(job.path); err != nil {
+			return nil
+		}
 	}
 	out := map[string]ccfold.Prediction{}
-	for _, f := range ccfold.Replay(tr, ccfold.EarlierSessionsFrom(job.path, ccfold.Start(tr), r.traces.read), ccfold.Env{}) {
+	for _, f := range ccfold.Replay(tr, ccfold.EarlierSessionsFrom(job.path, ccfold.Start(tr), r.traces), ccfold.Env{}) {
 		out[f.Fold.ID] = f.Prediction
 	}
 	return out
+}
+
+// predictsFolds says the file's folds get the predictor's figures: a
+// Claude Code main transcript on disk (an upload cannot be read again).
+func (r *importRun) predictsFolds(job *importJob, harness string) bool {
+	return harness == importer.ClaudeCode && job.src.Reader == nil && !strings.Contains(filepath.ToSlash(job.path), "/subagents/")
 }
 
 // traceCacheBytes bounds the transcripts (by file size) whose traces an
 // import keeps for fold predictions.
 const traceCacheBytes = 256 << 20
 
-// traceCache keeps the traces an import read, by path, while the file's
-// size and modification time are unchanged; the least recently used go
-// first past the bound. Workers reading one file at once may both decode
-// it: the cache saves work, it does not serialize it.
+// traceCache keeps the traces an import read, and whether files have a
+// fold, by path, while the file's size and modification time are
+// unchanged; the least recently used traces go first past the bound.
+// Workers reading one file at once may both decode it: the cache saves
+// work, it does not serialize it.
 type traceCache struct {
 	mu    sync.Mutex
 	limit int64
 	bytes int64
 	m     map[string]*cachedTrace
+	folds map[string]cachedFold
 	tick  int64
 }
 
@@ -623,11 +639,37 @@ type cachedTrace struct {
 	used int64
 }
 
-func newTraceCache(limit int64) *traceCache {
-	return &traceCache{limit: limit, m: map[string]*cachedTrace{}}
+type cachedFold struct {
+	size int64
+	mod  time.Time
+	has  bool
 }
 
-func (c *traceCache) read(path string) (*importer.ClaudeTrace, error) {
+func newTraceCache(limit int64) *traceCache {
+	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}}
+}
+
+// HasFold implements ccfold.Transcripts.
+func (c *traceCache) HasFold(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	f, ok := c.folds[path]
+	c.mu.Unlock()
+	if ok && f.size == st.Size() && f.mod.Equal(st.ModTime()) {
+		return f.has
+	}
+	has := ccfold.HasFold(path)
+	c.mu.Lock()
+	c.folds[path] = cachedFold{st.Size(), st.ModTime(), has}
+	c.mu.Unlock()
+	return has
+}
+
+// Trace implements ccfold.Transcripts.
+func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -644,6 +686,18 @@ func (c *traceCache) read(path string) (*importer.ClaudeTrace, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.store(path, tr, st)
+	return tr, nil
+}
+
+// put keeps a trace an import pass built of the file as it is now.
+func (c *traceCache) put(path string, tr *importer.ClaudeTrace) {
+	if st, err := os.Stat(path); err == nil {
+		c.store(path, tr, st)
+	}
+}
+
+func (c *traceCache) store(path string, tr *importer.ClaudeTrace, st os.FileInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.m[path]; ok {
@@ -662,7 +716,6 @@ func (c *traceCache) read(path string) (*importer.ClaudeTrace, error) {
 		c.bytes -= c.m[oldest].size
 		delete(c.m, oldest)
 	}
-	return tr, nil
 }
 
 func sessionLine(harness string) string {

@@ -530,8 +530,8 @@ func BenchmarkImport(b *testing.B) {
 	if v := os.Getenv("TOLLGATE_BENCH_MB"); v != "" {
 		fmt.Sscan(v, &mb)
 	}
-	dir := b.TempDir()
-	st, err := testcorpus.ClaudeCode(dir, testcorpus.Options{Bytes: mb << 20, Seed: 42})
+	corpus := b.TempDir()
+	st, err := testcorpus.ClaudeCode(corpus, testcorpus.Options{Bytes: mb << 20, Seed: 42})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -559,7 +559,7 @@ func BenchmarkImport(b *testing.B) {
 		}
 		if ccusage != "" {
 			cmd := exec.Command(ccusage, "session", "--json", "--offline")
-			cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+dir)
+			cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+corpus)
 			start := time.Now()
 			if out, err := cmd.Output(); err != nil || !bytes.Contains(out, []byte(`"session"`)) {
 				b.Fatalf("ccusage: %v", err)
@@ -568,7 +568,7 @@ func BenchmarkImport(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		res, err := Files(ctx, db, config.NewSettings(cfg), []Source{{Path: filepath.Join(dir, "projects")}}, nil)
+		res, err := Files(ctx, db, config.NewSettings(cfg), []Source{{Path: filepath.Join(corpus, "projects")}}, nil)
 		ours += time.Since(start)
 		b.StopTimer()
 		if err != nil || res.Requests != st.Requests || res.Folds != st.Folds {

@@ -244,26 +244,36 @@ func TestTraceCache(t *testing.T) {
 		}
 	}
 	c := newTraceCache(int64(len(line)) + 1) // room for one file
-	t1, err := c.read(a)
+	t1, err := c.Trace(a)
 	if err != nil || t1.Cwd != "/p" {
 		t.Fatalf("%+v %v", t1, err)
 	}
-	if t2, _ := c.read(a); t2 != t1 {
+	if t2, _ := c.Trace(a); t2 != t1 {
 		t.Fatal("an unchanged file was decoded again")
 	}
 	if err := os.WriteFile(a, []byte(line+line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if t3, _ := c.read(a); t3 == t1 || len(t3.Events) != 2 {
+	if t3, _ := c.Trace(a); t3 == t1 || len(t3.Events) != 2 {
 		t.Fatalf("a grown file: %+v", t3)
 	}
-	if _, err := c.read(b); err != nil {
+	if _, err := c.Trace(b); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.m) != 1 || c.m[b] == nil || c.bytes != int64(len(line)) {
 		t.Fatalf("cache holds %d files, %d bytes", len(c.m), c.bytes)
 	}
-	if _, err := c.read(filepath.Join(dir, "none.jsonl")); err == nil {
+	if _, err := c.Trace(filepath.Join(dir, "none.jsonl")); err == nil {
 		t.Fatal("a missing file read")
+	}
+	if c.HasFold(a) || c.HasFold(filepath.Join(dir, "none.jsonl")) {
+		t.Fatal("a fold in a file without one")
+	}
+	fold := `{"type":"system","subtype":"compact_boundary","timestamp":"2026-03-01T10:00:01Z"}` + "\n"
+	if err := os.WriteFile(a, []byte(line+fold), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !c.HasFold(a) {
+		t.Fatal("the fold written since is not seen")
 	}
 }

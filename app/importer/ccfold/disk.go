@@ -1,6 +1,7 @@
 package ccfold
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -52,21 +53,31 @@ const (
 
 // EarlierSessions is what the project's earlier sessions teach the
 // predictor: the transcripts beside path (Claude Code keeps one folder per
-// project) that ended before the moment before (the session's start),
-// the most recently written first, replayed oldest first — their
-// summaries' sizes, the base, the cached prefix of each Claude Code
+// project) that ended before the moment before (the session's start) and
+// have a fold, the most recently written first, replayed oldest first —
+// their summaries' sizes, the base, the cached prefix of each Claude Code
 // version. Unreadable files are passed over; "" or a missing path gives an
 // empty history.
 func EarlierSessions(path string, before time.Time) *History {
-	return EarlierSessionsFrom(path, before, ReadTrace)
+	return EarlierSessionsFrom(path, before, osTranscripts{})
 }
 
-// TraceReader reads a transcript's trace (ReadTrace, or a cache of it).
-type TraceReader func(path string) (*importer.ClaudeTrace, error)
+// Transcripts reads transcripts for EarlierSessionsFrom: whether one has a
+// fold, and its trace.
+type Transcripts interface {
+	HasFold(path string) bool
+	Trace(path string) (*importer.ClaudeTrace, error)
+}
 
-// EarlierSessionsFrom is EarlierSessions reading the transcripts with read:
-// an import that predicts many sessions of one project reads each once.
-func EarlierSessionsFrom(path string, before time.Time, read TraceReader) *History {
+type osTranscripts struct{}
+
+func (osTranscripts) HasFold(path string) bool                         { return HasFold(path) }
+func (osTranscripts) Trace(path string) (*importer.ClaudeTrace, error) { return ReadTrace(path) }
+
+// EarlierSessionsFrom is EarlierSessions reading the transcripts through
+// read: an import that predicts many sessions of one project (a cache)
+// reads each once.
+func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *History {
 	h := NewHistory()
 	if path == "" {
 		return h
@@ -105,7 +116,10 @@ func EarlierSessionsFrom(path string, before time.Time, read TraceReader) *Histo
 	}
 	var learn []earlier
 	for _, c := range take {
-		tr, err := read(c.path)
+		if !read.HasFold(c.path) {
+			continue // what a session without a fold teaches (a restart's prefix) is not worth decoding it
+		}
+		tr, err := read.Trace(c.path)
 		if err != nil {
 			continue
 		}
@@ -120,6 +134,30 @@ func EarlierSessionsFrom(path string, before time.Time, read TraceReader) *Histo
 		Replay(e.tr, h, Env{})
 	}
 	return h
+}
+
+// HasFold says the transcript has a compact_boundary line, reading it in
+// chunks without decoding it.
+func HasFold(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	key := []byte(`"compact_boundary"`)
+	buf := make([]byte, 256<<10)
+	keep := 0
+	for {
+		n, err := f.Read(buf[keep:])
+		if bytes.Contains(buf[:keep+n], key) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		// Keep the tail, in case the key spans two reads.
+		keep = copy(buf, buf[max(keep+n-len(key), 0):keep+n])
+	}
 }
 
 // span is the first and last moment of a trace (zero when it has none).

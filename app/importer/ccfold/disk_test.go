@@ -77,3 +77,27 @@ func TestEarlierSessions(t *testing.T) {
 		t.Fatal("a missing path taught something")
 	}
 }
+
+// HasFold finds a boundary anywhere, across the reads' seams too.
+func TestHasFold(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		at   int
+		want bool
+	}{{0, true}, {256<<10 - 5, true}, {600 << 10, true}, {-1, false}} {
+		text := []byte(strings.Repeat("x", 700<<10))
+		if c.at >= 0 {
+			copy(text[c.at:], `"compact_boundary"`)
+		}
+		p := filepath.Join(dir, "t.jsonl")
+		if err := os.WriteFile(p, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := HasFold(p); got != c.want {
+			t.Errorf("boundary at %d: %v", c.at, got)
+		}
+	}
+	if HasFold(filepath.Join(dir, "none")) {
+		t.Error("a missing file has a fold")
+	}
+}
