@@ -49,7 +49,8 @@ const (
 	defaultBase        = 2_700 // CLAUDE.md + SessionStart hooks, unknown project
 	defaultBaseLow     = 1_500
 	defaultBaseHigh    = 4_000
-	manualHigh         = 2_000 // a manual /compact's own output, unknown
+	manualExtra        = 2_000 // a manual /compact's own output (~2k in real folds), until learned
+	manualHigh         = 3_000
 	capAmbiguity       = 0.15  // a file within ±15 % of the 5k cap may go either way
 	minCalibration     = 3_000 // bytes of Read results a calibration sample needs
 )
@@ -173,6 +174,7 @@ type History struct {
 type project struct {
 	summaries []float64
 	bases     []float64
+	manuals   []float64 // a manual /compact's extra, once the base is known
 }
 
 // NewHistory is an empty history.
@@ -406,12 +408,21 @@ func (s *session) learn(h *History, f *Fold) {
 		p.summaries = append(p.summaries, float64(f.Summary))
 		h.summaries = append(h.summaries, float64(f.Summary))
 	}
-	if f.Actual == nil || f.Summary == 0 || f.Fold.Trigger == importer.TriggerManual {
-		return // a manual fold's extra output and the base cannot be told apart
+	if f.Actual == nil || f.Summary == 0 {
+		return
 	}
 	shown := float64(f.Summary) + float64(f.Prediction.Part("files").Tokens) + float64(f.Prediction.Part("plan+skills").Tokens)
-	if b := float64(*f.Actual) - shown; b > 0 {
-		p.bases = append(p.bases, b)
+	rest := float64(*f.Actual) - shown
+	if f.Fold.Trigger == importer.TriggerManual {
+		// A manual fold's extra output and the base are told apart only
+		// once the project's base is known from an automatic fold.
+		if len(p.bases) > 0 {
+			p.manuals = append(p.manuals, max(rest-mean(p.bases), 0))
+		}
+		return
+	}
+	if rest > 0 {
+		p.bases = append(p.bases, rest)
 	}
 }
 
@@ -523,7 +534,12 @@ func (s *session) predict(h *History, trigger string, at time.Time) Prediction {
 
 	// 5. A manual /compact's own output.
 	if trigger == importer.TriggerManual {
-		p.Parts = append(p.Parts, part("manual", 0, 0, manualHigh, "unknown: in the band only"))
+		if len(proj.manuals) > 0 {
+			lo, hi := minmax(proj.manuals)
+			p.Parts = append(p.Parts, part("manual", mean(proj.manuals), lo*0.8, hi*1.2, fmt.Sprintf("learned from %d manual fold(s)", len(proj.manuals))))
+		} else {
+			p.Parts = append(p.Parts, part("manual", manualExtra, 0, manualHigh, "never seen: the default"))
+		}
 	}
 	for _, x := range p.Parts {
 		p.Cold += x.Tokens

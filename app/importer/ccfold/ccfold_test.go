@@ -310,13 +310,31 @@ func TestSummaryCall(t *testing.T) {
 	}
 }
 
-// A manual compaction adds its own output to the band only.
-func TestManualBand(t *testing.T) {
+// A manual compaction adds its own output: a default until the project
+// has shown one beside a known base.
+func TestManualExtra(t *testing.T) {
 	b := newBuild()
 	a := Predict(&b.tr, nil, Env{}, importer.TriggerAuto, b.now)
 	m := Predict(&b.tr, nil, Env{}, importer.TriggerManual, b.now)
-	if m.Cold != a.Cold || m.Low != a.Low || m.High != a.High+manualHigh {
+	if m.Cold != a.Cold+manualExtra || m.Low != a.Low || m.High != a.High+manualHigh {
 		t.Errorf("manual %d [%d, %d], auto %d [%d, %d]", m.Cold, m.Low, m.High, a.Cold, a.Low, a.High)
+	}
+	// An automatic fold teaches the base, then a manual one its extra.
+	fold := func(trigger string, actual int64) {
+		b.request(20_000, 170_000, 400)
+		f := &importer.Fold{Trigger: trigger, PreTokens: 170_500, ActualCold: &actual}
+		b.tr.Events = append(b.tr.Events, importer.TraceEvent{Kind: importer.TraceBoundary, At: b.tick(), Fold: f})
+		b.tr.Events = append(b.tr.Events, importer.TraceEvent{Kind: importer.TraceSummary, At: b.tick(), Bytes: 16_000})
+		b.request(20_000, 20_000+actual, 100)
+	}
+	fold(importer.TriggerAuto, 7_000)   // base 3,000
+	fold(importer.TriggerManual, 8_500) // extra 1,500
+	p := Predict(&b.tr, nil, Env{}, importer.TriggerManual, b.now)
+	if x := p.Part("manual"); x.Tokens != 1_500 || !strings.Contains(x.Note, "learned") {
+		t.Errorf("manual part %+v, want the 1,500 learned", x)
+	}
+	if x := p.Part("base"); x.Tokens != 3_000 {
+		t.Errorf("base %+v, want 3,000 (the manual fold teaches no base)", x)
 	}
 }
 
