@@ -15,8 +15,10 @@
 //     cache breakpoint, as Claude Code marks every request's end) plus the
 //     input still pending; the envelope is the cached prefix of the first
 //     request after the last fold, else the smallest non-zero cache read;
-//     the checkpoint is estimated (the last summary's size, else the
-//     profile's estimatedSummaryTokens);
+//     what the request after the compaction re-reads in full comes from
+//     the fold predictor (app/importer/ccfold: the summary as the
+//     checkpoint, restored files and the base as restoredTokens, the band
+//     and parts as the request's prediction);
 //  4. ask (session "claude-code:<session_id>", turn = prompt_id, deadline =
 //     the hook's timeout less a margin);
 //  5. a decline prints {"decision":"block","reason":"…"} on stdout, exit 0
