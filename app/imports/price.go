@@ -41,6 +41,13 @@ import (
 // else the summary text's length at 4 characters a token). A prune fold
 // prunes, from where dsh says the first pruned unit starts, the tokens it
 // says were shadowed.
+//
+// A Claude Code fold is predicted as the PreCompact hook predicts it
+// (app/importer/ccfold, replaying the transcript cut at each boundary, with
+// the project's earlier transcripts beside it as history): the checkpoint
+// is the predicted summary, and what Claude Code re-attaches after it is
+// the plan's restoredTokens; the row carries the band and the summary
+// call's predicted and billed cost.
 
 // FoldPrice is one fold priced from its log.
 type FoldPrice struct {
