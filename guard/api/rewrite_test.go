@@ -223,6 +223,8 @@ func checkAgainstEncodingJSON(t testing.TB, body []byte) {
 func FuzzDecodeRewriteRequest(f *testing.F) {
 	f.Add([]byte(fullBody))
 	f.Add(surfaceBody(3))
+	f.Add([]byte(`{"trigger":"pressure","envelopeTokens":1,"surface":[{"id":"a","tokens":9}],"plan":{"summarize":{"start":"a","end":"a","restoredTokens":9800}},` +
+		`"prediction":{"low":12000,"high":19000,"cacheExpiredSeconds":540,"parts":[{"name":"summary","tokens":4300},{"name":"files","tokens":7000,"count":5}]}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkAgainstEncodingJSON(t, body)
 	})
