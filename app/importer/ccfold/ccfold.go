@@ -454,7 +454,11 @@ func (s *session) prefix(h *History) (p int64, measured bool) {
 		if i == 0 || r.Model != model {
 			continue
 		}
-		if r.Usage.CacheRead < s.reqs[i-1].Request.Usage.Prompt()-1000 && r.Usage.CacheRead > best && r.Usage.CacheRead <= s.reqs[0].Request.Usage.Prompt() {
+		// A restart that read no more than the first request did read only
+		// what other sessions keep warm (a global part of the system
+		// prompt): not this session's prefix.
+		first := s.reqs[0].Request.Usage
+		if r.Usage.CacheRead < s.reqs[i-1].Request.Usage.Prompt()-1000 && r.Usage.CacheRead > best && r.Usage.CacheRead <= first.Prompt() && r.Usage.CacheRead > first.CacheRead {
 			best = r.Usage.CacheRead
 		}
 	}

@@ -32,8 +32,9 @@ func (m memFiles) Read(path string, limit int64) (string, bool) {
 	return f.text, true
 }
 
-// build writes a synthetic trace: a session whose first request read a
-// 20k-token prefix, then the steps given.
+// build writes a synthetic trace: a session whose first request read the
+// 12k other sessions keep warm and wrote the rest of its 20k prefix, then
+// the steps given.
 type build struct {
 	t0  time.Time
 	now time.Time
@@ -47,7 +48,7 @@ func newBuild() *build {
 	b := &build{t0: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), tr: importer.ClaudeTrace{Cwd: "/p", Version: "2.1.332"}}
 	b.now = b.t0
 	b.user("hello", false)
-	b.request(20_000, 24_000, 100)
+	b.request(12_000, 24_000, 100)
 	return b
 }
 
@@ -350,5 +351,34 @@ func TestBaseFromClaudeMD(t *testing.T) {
 	p = Predict(&tr, nil, Env{}, importer.TriggerAuto, time.Now())
 	if base := p.Part("base"); base.Tokens != defaultBase {
 		t.Errorf("base %+v, want the default", base)
+	}
+}
+
+// The cached prefix: a restart's read when it read more than the first
+// request (which could read only what other sessions keep warm); else not
+// measured, and the base is not taken from the first request.
+func TestPrefixFromARestart(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		restart  int64
+		prefix   int64
+		measured bool
+	}{
+		{"a restart reads the session's prefix", 21_000, 21_000, true},
+		{"a restart that reads only the global part", 12_000, 12_000, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &build{t0: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), tr: importer.ClaudeTrace{Cwd: "/p"}}
+			b.now = b.t0
+			b.user("hello", false)
+			b.request(12_000, 26_000, 100) // read the global part, wrote the rest
+			b.request(26_000, 60_000, 100)
+			b.request(c.restart, 61_000, 100) // after an idle gap
+			p := Predict(&b.tr, nil, Env{}, importer.TriggerAuto, b.now)
+			base := p.Part("base")
+			if p.Prefix != c.prefix || strings.Contains(base.Note, "first request") != c.measured {
+				t.Errorf("prefix %d, base %+v", p.Prefix, base)
+			}
+		})
 	}
 }
