@@ -40,26 +40,6 @@ func importEnv(t testing.TB) (*sqlite.DB, *config.Settings, string) {
 	return db, config.NewSettings(cfg), dir
 }
 
-// sharedDataDir is ../shared/data beside the module root, or skips.
-func sharedDataDir(t testing.TB) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = filepath.Dir(dir)
-	}
-	data := filepath.Join(filepath.Dir(dir), "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("real session data not found at %s (it sits beside the repository as ../shared/data); synthetic logs cover the formats", data)
-	}
-	return data
-}
-
 // ── an independent decode of a Claude Code session's raw lines ──────────
 
 type ccWant struct {
@@ -154,7 +134,7 @@ func addTokens(a, b pricing.Usage) pricing.Usage {
 }
 
 func TestImportRealDataMatchesRawLines(t *testing.T) {
-	data := sharedDataDir(t)
+	data := testcorpus.SharedData(t)
 	ctx := context.Background()
 	db, settings, _ := importEnv(t)
 	res, err := Files(ctx, db, settings, []Source{{Path: data}}, nil)

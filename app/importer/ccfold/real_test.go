@@ -9,21 +9,12 @@ import (
 	"time"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/testcorpus"
 )
 
-// sharedData is the real transcripts (../shared/data from the repository
-// root); tests that need them skip without.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "data", "claude-code"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no shared data at %s", dir)
-	}
-	return dir
-}
+// sharedData is the real Claude Code transcripts; tests that need them
+// skip without.
+func sharedData(t testing.TB) string { return filepath.Join(testcorpus.SharedData(t), "claude-code") }
 
 // loadTrace parses a transcript with the trace, as the hook and price do.
 func loadTrace(t testing.TB, path string) *importer.Result {
