@@ -44,12 +44,13 @@ var depRules = []depRule{
 	{pattern: "app/home"},
 	{pattern: "app/importer", module: []string{"pricing"}, external: []string{"github.com/klauspost/compress/"}},
 	{pattern: "app/importer/testcorpus"},
-	{pattern: "app/harness/claudecode", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
+	{pattern: "app/importer/ccfold", module: []string{"app/importer"}},
+	{pattern: "app/harness/claudecode", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/importer/ccfold", "app/home"}},
 	{pattern: "app/harness/reasonix", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
 	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/home", "guard/api"}},
 	{pattern: "app/config", module: []string{"app/home", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
-	{pattern: "app/imports", module: []string{"app/importer", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
+	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},
@@ -65,7 +66,7 @@ var depRules = []depRule{
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).
 	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/harness", "app/harness/claudecode", "app/harness/reasonix",
-		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
+		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/importer/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
 	{pattern: "", module: []string{"app", "app/cli", "app/desktop", "app/home", "frontend"}, external: []string{"github.com/wailsapp/wails/v2"}},
 
 	// Assets and test programs.

@@ -326,6 +326,9 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 	}
 	rec.Order = quote.Recommended
 	rec.PredictedCold = &quote.ColdTokens
+	if p := req.Prediction; p != nil {
+		rec.PredictedBand = &storage.ColdBand{Low: p.Low, High: p.High}
+	}
 	rec.CostUSD = quote.CostUSD.BreakPremium
 	if b, err := json.Marshal(quote); err == nil {
 		rec.Quote = string(b)
@@ -367,7 +370,7 @@ func (s *Server) gate(ctx context.Context, session string, req *api.RewriteReque
 	q := &question{rec: rec, quote: quote, plan: req.Plan, deadline: rec.DeadlineAt}
 	q.event = api.RewritePending{
 		Rewrite: rec.ID, Session: session, Harness: harness, Profile: profile, Trigger: req.Trigger, Turn: req.Turn, Mode: mode,
-		Quote: quote, AskedAt: now, DeadlineAt: rec.DeadlineAt, DeadlineSeconds: timeout.Seconds(),
+		Quote: quote, Prediction: req.Prediction, AskedAt: now, DeadlineAt: rec.DeadlineAt, DeadlineSeconds: timeout.Seconds(),
 	}
 	s.broker.ask(q)
 	s.events.publish(EventRewritePending, q.event)

@@ -221,6 +221,26 @@ func TestAutoModeAllowsAtOnceWithTheRecommendedApply(t *testing.T) {
 	}
 }
 
+// A harness's prediction (the Claude Code hook's band) is stored with the
+// rewrite, so the series' fold shows it.
+func TestAPredictionsBandIsStored(t *testing.T) {
+	g := newGate(t, ModeAuto)
+	pred := map[string]any{"low": 9000, "high": 15000, "parts": []map[string]any{{"name": "summary", "tokens": 4300}, {"name": "files", "tokens": 7000, "count": 5}}}
+	code, d := g.ask("s1", rewriteBody(40, "7", map[string]any{"prediction": pred}))
+	if code != 200 || d.Decision != api.Allow {
+		t.Fatalf("%d %+v", code, d)
+	}
+	rec, err := g.store.Rewrite(context.Background(), d.Rewrite)
+	if err != nil || rec.PredictedBand == nil || rec.PredictedBand.Low != 9000 || rec.PredictedBand.High != 15000 {
+		t.Fatalf("stored %+v %v", rec.PredictedBand, err)
+	}
+	var bad api.ErrorBody
+	pred["low"] = -1
+	if code := g.call("POST", "/v1/sessions/s1/rewrites", rewriteBody(40, "8", map[string]any{"prediction": pred}), &bad); code != 400 || bad.Error.Field != "prediction.low" {
+		t.Fatalf("bad prediction: %d %+v", code, bad)
+	}
+}
+
 func TestOffModeAllowsUnpricedAndStillRecords(t *testing.T) {
 	g := newGate(t, ModeOff)
 	code, d := g.ask("s1", rewriteBody(20, "1", nil))

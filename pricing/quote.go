@@ -36,6 +36,10 @@ type SummaryPlan struct {
 	// InstructionTokens is the summary instruction appended to the span in
 	// the summary call.
 	InstructionTokens int64 `json:"instructionTokens"`
+	// RestoredTokens is what the harness re-attaches after the checkpoint
+	// (Claude Code: the files it restores, CLAUDE.md, hook output): new to
+	// the cache, so cold in the next request, but no output of the call.
+	RestoredTokens int64 `json:"restoredTokens,omitempty"`
 	// SameFamily says whether the summary call shares the conversation's
 	// request family (provider, model, effort, temperature, stop, tools) and
 	// so its cache; nil = true.
@@ -183,6 +187,7 @@ type quoteState struct {
 	hasSummary  bool
 	a, b        int
 	checkpoint  int64 // C
+	restored    int64 // R: re-attached after the checkpoint
 	instruction int64 // I
 	sameFamily  bool
 	// pricing
@@ -441,10 +446,10 @@ func (q *quoteState) ordering(order string, x *orderingExtras) Ordering {
 		x.span = Span{Start: req.Units[a].ID, End: req.Units[b].ID}
 		o.Apply.Summarize = &x.span
 
-		// Next request: E + T'0…T'a-1 + C + T'b+1…T'n-1. It shares
+		// Next request: E + T'0…T'a-1 + C + R + T'b+1…T'n-1. It shares
 		// E + P(min(a, f)) with the last request and, in the same family,
 		// E + P'(a) with the summary call; everything after the checkpoint is cold.
-		next = applied.at(a) + q.checkpoint + (applied.at(q.n) - applied.at(b+1))
+		next = applied.at(a) + q.checkpoint + q.restored + (applied.at(q.n) - applied.at(b+1))
 		m = -1
 		if !q.expired {
 			m = min(a, firstPruned)
@@ -593,6 +598,10 @@ func (q *quoteState) validate() error {
 				return fieldErrorf("model.estimatedSummaryTokens", "must be at most 2^50, not %d", q.checkpoint)
 			}
 		}
+		if s.RestoredTokens < 0 || s.RestoredTokens > maxTokens {
+			return fieldErrorf("plan.summarize.restoredTokens", "must be between 0 and 2^50, not %d", s.RestoredTokens)
+		}
+		q.restored = s.RestoredTokens
 		q.instruction = s.InstructionTokens
 		q.sameFamily = s.SameFamily == nil || *s.SameFamily
 	}

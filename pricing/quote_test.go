@@ -181,6 +181,24 @@ func quoteCases(t testing.TB) []quoteCase {
 			breakEven: map[string]*int64{OrderSummarizeThenPruneTail: ptr(13)},
 		},
 		{
+			name: "summary with restored tokens after the checkpoint",
+			req: QuoteRequest{Model: exact, EnvelopeTokens: 500, Units: ten,
+				Plan: Plan{Summarize: &SummaryPlan{Start: "u2", End: "u5", EstimatedTokens: 300, InstructionTokens: 50, RestoredTokens: 700}}},
+			// As "summary only", and the 700 restored tokens follow the
+			// checkpoint, cold: next = 7,500, 2,500 shared; the call is unchanged.
+			recommended: OrderSummarizeThenPruneTail,
+			want:        []figures{{Order: OrderSummarizeThenPruneTail, Next: 7500, Cached: 2500, Pos: 2, UnitID: "u2", CallPrompt: 6550, CallCached: 6500, Under: true}},
+			// next = 250 + 5,000 = 5,250 µ$; premium 5,250 + 1,300 − 1,050 = 5,500 µ$;
+			// saving 3,000·0.1 = 300 µ$ → 19.
+			costs:     map[string]QuoteCosts{OrderSummarizeThenPruneTail: {NextRequest: 5250e-6, SummaryCall: 1300e-6, BaselineNextRequest: 1050e-6, BreakPremium: 5500e-6}},
+			breakEven: map[string]*int64{OrderSummarizeThenPruneTail: ptr(19)},
+		},
+		{
+			name:    "negative restored tokens",
+			req:     QuoteRequest{Model: exact, EnvelopeTokens: 500, Units: ten, Plan: Plan{Summarize: &SummaryPlan{Start: "u2", End: "u5", RestoredTokens: -1}}},
+			wantErr: "plan.summarize.restoredTokens: must be between 0 and 2^50, not -1",
+		},
+		{
 			name: "both orders, a prune before, inside and after the span",
 			req: QuoteRequest{Model: exact, EnvelopeTokens: 500, Units: surface(repeat(10, 1000)...), ThresholdTokens: 8000,
 				Plan: Plan{

@@ -173,6 +173,9 @@ func refQuote(req QuoteRequest) (alts []refOrdering, recommended string) {
 				next = append(next, unit(i, isPruned(i)))
 			}
 			next = append(next, refPiece{key: "checkpoint", tokens: ckpt, pos: a})
+			if s.RestoredTokens > 0 {
+				next = append(next, refPiece{key: "restored", tokens: s.RestoredTokens, pos: a})
+			}
 			for i := b + 1; i < n; i++ {
 				next = append(next, unit(i, isPruned(i)))
 			}

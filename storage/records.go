@@ -276,6 +276,8 @@ type Rewrite struct {
 	Order         string
 	PreTokens     int64
 	PredictedCold *int64
+	// PredictedBand is where the prediction may fall (nil: none given).
+	PredictedBand *ColdBand
 	ActualCold    *int64
 	CostUSD       float64 // break premium of the chosen order
 	SummaryCall   *SummaryCall
@@ -348,6 +350,12 @@ type FoldSummaryCall struct {
 	CostUSD    float64 `json:"costUSD"`
 }
 
+// ColdBand is the range a fold's predicted cold tokens may fall in.
+type ColdBand struct {
+	Low  int64 `json:"low"`
+	High int64 `json:"high"`
+}
+
 // Fold is one rewrite in a series: asked through the API or imported.
 type Fold struct {
 	Rewrite             string           `json:"rewrite"`
@@ -357,6 +365,7 @@ type Fold struct {
 	Trigger             string           `json:"trigger"`
 	PreTokens           int64            `json:"preTokens"`
 	PredictedColdTokens *int64           `json:"predictedColdTokens"`
+	PredictedColdBand   *ColdBand        `json:"predictedColdBand"`
 	ActualColdTokens    *int64           `json:"actualColdTokens"`
 	SummaryCall         *FoldSummaryCall `json:"summaryCall"`
 	Decision            string           `json:"decision"`
@@ -377,7 +386,7 @@ type Fold struct {
 func FoldOf(r Rewrite) Fold {
 	f := Fold{
 		Rewrite: r.ID, Seq: r.Seq, At: r.At, Kind: r.Kind, Trigger: r.Trigger, PreTokens: r.PreTokens,
-		PredictedColdTokens: r.PredictedCold, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason, AnsweredBy: r.AnsweredBy,
+		PredictedColdTokens: r.PredictedCold, PredictedColdBand: r.PredictedBand, ActualColdTokens: r.ActualCold, Decision: r.Decision, Reason: r.Reason, AnsweredBy: r.AnsweredBy,
 		Mode: r.Mode, Order: r.Order, Applied: r.Applied, CostUSD: r.CostUSD, Source: r.Source, Turn: r.Turn,
 	}
 	if r.Quote != "" && r.Quote != "null" {

@@ -4,36 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"tollgate/app/home"
+	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
 	"tollgate/guard/api"
 	"tollgate/storage/sqlite"
 )
-
-// sharedData is ../shared/data beside the module root, or skips.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = filepath.Dir(dir)
-	}
-	data := filepath.Join(filepath.Dir(dir), "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("real session data not found at %s", data)
-	}
-	return data
-}
 
 func TestBreaksCommand(t *testing.T) {
 	dir := t.TempDir()
@@ -46,7 +26,7 @@ func TestBreaksCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := imports.Files(ctx, db, settings, []imports.Source{{Path: filepath.Join(sharedData(t), "claude-code")}}, nil); err != nil {
+	if _, err := imports.Files(ctx, db, settings, []imports.Source{{Path: filepath.Join(testcorpus.SharedData(t), "claude-code")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

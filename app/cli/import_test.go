@@ -89,9 +89,18 @@ func TestPriceCommandErrors(t *testing.T) {
 	if code, _, errs := runPrice(path, "--fold", "9", "--home", home); code != 1 || !strings.Contains(errs, "the log has 2 folds") {
 		t.Fatalf("--fold 9: %d %q", code, errs)
 	}
+	if code, _, errs := runPrice(path, "--format", "yaml", "--home", home); code != 2 || !strings.Contains(errs, `--format "yaml": want text or json`) {
+		t.Fatalf("--format yaml: %d %q", code, errs)
+	}
+	if code, out, errs := runPrice(path, "--format", "json", "--home", home); code != 0 || !strings.HasPrefix(out, "{\n  \"session\": ") || !strings.Contains(out, `"predictedColdTokens": `) {
+		t.Fatalf("--format json: %d %q %q", code, out, errs)
+	}
 	os.WriteFile(path, []byte(strings.SplitAfter(testcorpus.DSHPriceLog, "\n")[0]), 0o644)
 	if code, out, _ := runPrice(path, "--home", home); code != 0 || !strings.Contains(out, "no fold to price") {
 		t.Fatalf("no folds: %d %q", code, out)
+	}
+	if code, out, _ := runPrice(path, "--format", "json", "--home", home); code != 0 || !strings.Contains(out, `"folds": []`) {
+		t.Fatalf("no folds, json: %d %q", code, out)
 	}
 }
 

@@ -7,18 +7,21 @@ import (
 	"tollgate/app/imports"
 )
 
-// Price is `tollgate price FILE [--fold N] [--home DIR] [--harness H]`.
+// Price is `tollgate price FILE [--fold N] [--format text|json] [--home DIR] [--harness H]`.
 func Price(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("price", stdio, false)
 	fold := fset.Int("fold", 0, "price only fold `N` (1-based; default: every fold)")
 	harness := fset.String("harness", "", "the `HARNESS` that wrote FILE: claude-code, codex or dsh (default: detect)")
+	format := fset.String("format", "text", "output `FORMAT`: text (the table) or json")
 	fset.Usage = func() {
-		fmt.Fprint(stdio.Stderr, `usage: tollgate price FILE [--fold N] [--home DIR] [--harness H]
+		fmt.Fprint(stdio.Stderr, `usage: tollgate price FILE [--fold N] [--format text|json] [--home DIR] [--harness H]
 
 Rebuilds the session in FILE (a Claude Code transcript with its subagents, a
 Codex rollout or a dsh log) up to the moment before each fold, prices the
 rewrite with the quote engine and the home's prices, and compares the
 predicted cold tokens of the next request with what the log shows was billed.
+Claude Code folds are predicted as the PreCompact hook predicts them (the
+summary, the files Claude Code restores, the base), with a band.
 
 `)
 		fset.PrintDefaults()
@@ -43,6 +46,9 @@ predicted cold tokens of the next request with what the log shows was billed.
 	if *harness != "" && !imports.ValidHarness(*harness) {
 		return usagef("tollgate price: --harness %q: want claude-code, codex or dsh", *harness)
 	}
+	if *format != "text" && *format != "json" {
+		return usagef("tollgate price: --format %q: want text or json", *format)
+	}
 	if *fold < 0 {
 		return usagef("tollgate price: --fold: want a fold number from 1")
 	}
@@ -58,13 +64,16 @@ predicted cold tokens of the next request with what the log shows was billed.
 	if err != nil {
 		return fmt.Errorf("tollgate price: %w", err)
 	}
-	if sl.Folds() == 0 {
+	if sl.Folds() == 0 && *format == "text" {
 		fmt.Fprintf(stdio.Stdout, "%s: %s, %d requests, no fold to price\n", files[0], sl.Session(), sl.Requests())
 		return nil
 	}
 	rows, err := imports.PriceFolds(sl, settings, *fold)
 	if err != nil {
 		return fmt.Errorf("tollgate price: %w", err)
+	}
+	if *format == "json" {
+		return imports.WritePriceJSON(stdio.Stdout, sl.Session(), rows)
 	}
 	profile, provider, name := sl.Pricing()
 	model, by, _ := settings.ResolveModel(profile, provider, name)

@@ -3,8 +3,10 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/bits"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -158,12 +160,20 @@ type claudeParser struct {
 	live    bool
 	pending int64
 	thread  string // the file's thread: "" for a main transcript
+	// trace (Options.Trace) builds the main thread's structure for a fold
+	// predictor; lineReq and lineFold are what the current line made.
+	trace    *tracer
+	lineReq  *Request
+	lineFold *Fold
 }
 
 func (p *claudeParser) pendingBytes() int64 { return p.pending }
 
 func newClaudeParser(opts Options) (*claudeParser, error) {
 	p := &claudeParser{role: claudeRole(opts.Path), path: opts.Path, index: map[string]int{}, lastFold: -1, live: opts.Live}
+	if opts.Trace && p.role == PurposeConversation {
+		p.trace = newTracer()
+	}
 	if len(opts.State) > 0 {
 		if err := json.Unmarshal(opts.State, &p.st); err != nil {
 			return nil, err
@@ -231,6 +241,17 @@ type ccLine struct {
 }
 
 func (p *claudeParser) line(b []byte, n int) error {
+	p.lineReq, p.lineFold = nil, nil
+	err := p.parseLine(b, n)
+	if err == nil && p.trace != nil {
+		// The trace reads every line, the ones the parser skips unread too;
+		// it never fails a pass.
+		p.trace.line(b, n, p.lineReq, p.lineFold)
+	}
+	return err
+}
+
+func (p *claudeParser) parseLine(b []byte, n int) error {
 	needMeta := p.st.Session == "" || (p.role == PurposeConversation && p.st.Title == "")
 	hasUsage := true
 	noted := false
@@ -331,11 +352,12 @@ func (p *claudeParser) line(b []byte, n int) error {
 	if l.typ == "user" && !noted && !inline {
 		p.noteUser(b)
 	}
+	var err error
 	switch {
 	case l.typ == "assistant" && l.hasUsage:
-		return p.assistant(&l, n)
+		err = p.assistant(&l, n)
 	case l.typ == "system" && l.subtype == "compact_boundary":
-		return p.boundary(&l, n)
+		err = p.boundary(&l, n)
 	case l.typ == "user" && l.compactSummary && p.st.FoldOpen:
 		p.st.FoldOpen = false
 		if p.lastFold >= 0 && l.summaryChars > 0 {
@@ -344,7 +366,7 @@ func (p *claudeParser) line(b []byte, n int) error {
 			f.CheckpointEstimated = true
 		}
 	}
-	return nil
+	return err
 }
 
 // noteUser adds a user line's kind to what started the thread's next
@@ -551,6 +573,7 @@ func (p *claudeParser) assistant(l *ccLine, n int) error {
 		if l.uuid != "" {
 			r.UUID = l.uuid
 		}
+		p.lineReq = r
 		return nil
 	}
 	at, err := p.at(l)
@@ -562,6 +585,7 @@ func (p *claudeParser) assistant(l *ccLine, n int) error {
 		purpose = PurposeSubagent
 	}
 	r := &Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n, Thread: p.thread, UUID: l.uuid}
+	p.lineReq = r
 	p.index[key] = len(p.records)
 	p.records = append(p.records, Record{Request: r})
 	continued := key == p.lastKey
@@ -603,6 +627,7 @@ func (p *claudeParser) boundary(l *ccLine, n int) error {
 	f := &Fold{ID: foldID(p.st.Session, id), At: at, Kind: KindSummary, Trigger: trigger, PreTokens: l.preTokens, Position: p.st.Position, Line: n}
 	p.lastFold = len(p.records)
 	p.records = append(p.records, Record{Fold: f})
+	p.lineFold = f
 	if p.role == PurposeConversation && !l.sidechain {
 		p.waiting = append(p.waiting, p.lastFold)
 		p.st.Started |= startCompaction
@@ -628,14 +653,16 @@ func (p *claudeParser) finish() (Session, []Record) {
 	if p.role == PurposeConversation {
 		s.Title = p.st.Title
 		s.Model = p.st.Model
-		s.ContextWindow = claudeWindow(p.st.Model)
+		if p.st.Model != "" {
+			s.ContextWindow, s.ThresholdTokens = ClaudeAutoCompact(p.st.Model, nil)
+		}
 	}
 	return s, p.records
 }
 
-// claudeWindow is the context window of a Claude model as Claude Code runs
-// it: 200k, or 1M for the "[1m]" variants.
-func claudeWindow(model string) int64 {
+// ClaudeWindow is the context window of a Claude model as Claude Code runs
+// it: 200k, or 1M for the "[1m]" variants (0 for no model).
+func ClaudeWindow(model string) int64 {
 	if model == "" {
 		return 0
 	}
@@ -643,6 +670,33 @@ func claudeWindow(model string) int64 {
 		return 1_000_000
 	}
 	return 200_000
+}
+
+// ClaudeAutoCompact is Claude Code's auto-compact rule (its
+// services/compact/autoCompact.ts): the model's window, at most
+// CLAUDE_CODE_AUTO_COMPACT_WINDOW; the effective window is that less the
+// summary's output reserve (20k); the threshold is the effective window
+// less a 13k buffer, or CLAUDE_AUTOCOMPACT_PCT_OVERRIDE percent of the
+// effective window when that is lower (never higher). getenv may be nil:
+// an import sees no environment. 200k → 167,000.
+func ClaudeAutoCompact(model string, getenv func(string) string) (window, threshold int64) {
+	window = ClaudeWindow(model)
+	if window == 0 {
+		window = 200_000
+	}
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if v, err := strconv.ParseInt(strings.TrimSpace(getenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW")), 10, 64); err == nil && v > 0 {
+		window = min(window, v)
+	}
+	const outputReserve, buffer = 20_000, 13_000
+	effective := window - outputReserve
+	threshold = effective - buffer
+	if pct, err := strconv.ParseFloat(strings.TrimSpace(getenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")), 64); err == nil && pct > 0 && pct <= 100 {
+		threshold = min(int64(math.Floor(float64(effective)*pct/100)), threshold)
+	}
+	return window, max(threshold, 0)
 }
 
 func (p *claudeParser) state(lines int) (json.RawMessage, error) {

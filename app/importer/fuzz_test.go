@@ -218,3 +218,39 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		write("FuzzScanner", i, []byte(s))
 	}
 }
+
+// FuzzClaudeTrace: the trace (Options.Trace) never panics, and it reads
+// the records the plain pass reads, its requests theirs.
+func FuzzClaudeTrace(f *testing.F) {
+	for _, s := range seedsOf(ClaudeCode) {
+		f.Add(s)
+	}
+	f.Add([]byte(traceLog))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl"
+		tr, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: path, AtEOF: true, Trace: true, Live: true})
+		if err != nil {
+			return
+		}
+		plain, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: path, AtEOF: true, Live: true})
+		if err != nil || len(plain.Records) != len(tr.Records) {
+			t.Fatalf("plain pass: %v, %d records vs %d", err, len(plain.Records), len(tr.Records))
+		}
+		reqs := map[*Request]bool{}
+		for _, r := range tr.Records {
+			if r.Request != nil {
+				reqs[r.Request] = true
+			}
+		}
+		for _, e := range tr.Trace.Events {
+			if e.Kind == TraceRequest && !reqs[e.Request] {
+				t.Fatalf("a traced request that is not a record: %+v", e.Request)
+			}
+			for _, op := range e.Files {
+				if op.Path == "" {
+					t.Fatalf("a file op without a path: %+v", op)
+				}
+			}
+		}
+	})
+}

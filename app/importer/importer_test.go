@@ -13,35 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/importer/testcorpus"
 	"tollgate/pricing"
 )
 
 // ── where the real data lives ──────────────────────────────────────────
-
-// sharedData is ../shared/data beside the module root (the repository's
-// checkout), or "" when this clone has none.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-	data := filepath.Join(filepath.Dir(dir), "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("real session data not found at %s (it sits beside the repository as ../shared/data); the synthetic logs still test every format", data)
-	}
-	return data
-}
 
 // ── an independent reading of the raw lines ───────────────────────────
 //
@@ -259,7 +235,7 @@ func claudeSessions(t *testing.T, data string) map[string][]string {
 }
 
 func TestClaudeCodeRealSessions(t *testing.T) {
-	data := sharedData(t)
+	data := testcorpus.SharedData(t)
 	var folds int
 	for main, subs := range claudeSessions(t, data) {
 		t.Run(filepath.Base(main), func(t *testing.T) {
@@ -280,7 +256,7 @@ func TestClaudeCodeRealSessions(t *testing.T) {
 // The figures the issue quotes for the real sessions, as ccusage counts
 // them too: pinned, so a change of either decode shows.
 func TestClaudeCodeRealSessionFigures(t *testing.T) {
-	data := sharedData(t)
+	data := testcorpus.SharedData(t)
 	main := filepath.Join(data, "claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
 	if _, err := os.Stat(main); err != nil {
 		t.Skip("258c7280 transcript absent")
@@ -318,7 +294,7 @@ func wantCodex(t testing.TB, path string) want {
 }
 
 func TestCodexRealRollout(t *testing.T) {
-	data := sharedData(t)
+	data := testcorpus.SharedData(t)
 	path := filepath.Join(data, "codex", "crud.jsonl")
 	if _, err := os.Stat(path); err != nil {
 		t.Skip("crud.jsonl absent")
@@ -335,7 +311,7 @@ func TestCodexRealRollout(t *testing.T) {
 }
 
 func TestDetectRealFiles(t *testing.T) {
-	data := sharedData(t)
+	data := testcorpus.SharedData(t)
 	files, err := Walk(data, "")
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,10 @@ type Options struct {
 	Live bool
 	// Limits bound what one pass reads (zero fields: the defaults).
 	Limits Limits
+	// Trace (Claude Code main transcripts) also builds Result.Trace, the
+	// structure a fold predictor replays. Every line is then decoded: ask
+	// for it only when predicting.
+	Trace bool
 }
 
 // Limits bound one pass over a log, checked as the bytes arrive, so a
@@ -141,6 +145,8 @@ type Result struct {
 	// (raw JSON bytes) on the main thread after its last request: what the
 	// next request will add to the prompt.
 	PendingBytes int64
+	// Trace is the main thread's structure (Options.Trace, Claude Code).
+	Trace *ClaudeTrace
 }
 
 // pendingMeter is a parser that measures pending content (Options.Live).
@@ -224,6 +230,10 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 	res.Skipped = d.skipped
 	if m, ok := p.(pendingMeter); ok && opts.Live {
 		res.PendingBytes = m.pendingBytes()
+	}
+	if cp, ok := p.(*claudeParser); ok && cp.trace != nil {
+		tr := cp.trace.tr
+		res.Trace = &tr
 	}
 	res.State, err = p.state(d.lines)
 	if err != nil {

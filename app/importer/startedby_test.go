@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tollgate/app/importer/testcorpus"
 )
 
 // startedByAt parses files and maps each new request's first-line time
@@ -35,7 +37,7 @@ func startedByAt(t *testing.T, files ...string) map[string]string {
 // TestStartedByRealTranscripts: the requests the issue names, read from the
 // shared transcripts themselves.
 func TestStartedByRealTranscripts(t *testing.T) {
-	dir := filepath.Join(sharedData(t), "claude-code")
+	dir := filepath.Join(testcorpus.SharedData(t), "claude-code")
 	got := startedByAt(t, filepath.Join(dir, "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"))
 	for at, want := range map[string]string{
 		"20:19:04 ": StartedByPrompt,       // "continue" after 4 h 11 min
@@ -153,7 +155,7 @@ func TestStartedByEveryKind(t *testing.T) {
 // TestStartedByCodex: the shared rollout's requests, each after a prompt or
 // a tool result; a synthetic rollout's request after its compaction.
 func TestStartedByCodex(t *testing.T) {
-	path := filepath.Join(sharedData(t), "codex", "crud.jsonl")
+	path := filepath.Join(testcorpus.SharedData(t), "codex", "crud.jsonl")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ import (
 // database and returns the database and the sessions' ledgers.
 func importShared(t *testing.T) (*sqlite.DB, map[string][]storage.Break) {
 	t.Helper()
-	data := sharedDataDir(t)
+	data := testcorpus.SharedData(t)
 	db, settings, _ := importEnv(t)
 	ctx := context.Background()
 	srcs := []Source{

@@ -19,12 +19,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
+	"tollgate/app/importer/ccfold"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
@@ -130,7 +132,7 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 			jobs = append(jobs, &importJob{src: Source{Path: abs, Harness: src.Harness}, path: abs, size: f.Size})
 		}
 	}
-	run := &importRun{ctx: ctx, db: db, settings: settings, states: states}
+	run := &importRun{ctx: ctx, db: db, settings: settings, states: states, traces: newTraceCache(traceCacheBytes)}
 	var total int64
 	for _, j := range jobs {
 		if st, ok := states[j.path]; ok && j.src.Reader == nil {
@@ -194,6 +196,11 @@ type importRun struct {
 	current  string
 	sessions []string
 	seen     map[string]bool
+
+	// traces are the Claude Code traces read for fold predictions, so a
+	// project's transcripts are decoded once per run, not once per session
+	// that learns from them.
+	traces *traceCache
 }
 
 // startProgress calls progress every 100 ms while the import runs, and
@@ -526,7 +533,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		}
 	}
 	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
-	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF})
+	// A Claude Code main transcript read from its start that has a fold is
+	// traced in this pass too, for the fold predictions (claudePredictions).
+	trace := offset == 0 && r.predictsFolds(job, harness) && r.traces.HasFold(job.path)
+	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, Trace: trace})
 	if err != nil {
 		return fail(p, err)
 	}
@@ -549,6 +559,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	meta := storage.SessionMeta{ID: res.Session.ID, Harness: res.Session.Harness, Profile: res.Session.Profile, Provider: res.Session.Provider,
 		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens}
 	batch.Items = make([]sqlite.ImportItem, 0, len(res.Records))
+	preds := r.claudePredictions(job, harness, res)
 	var pc priceCache
 	now := time.Now()
 	for _, rec := range res.Records {
@@ -569,13 +580,161 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 			if why := storage.CheckTime(f.At, now); why != "" && !f.At.IsZero() {
 				return fail(p, fmt.Errorf("%s: fold %s: time %s is %s", job.path, f.ID, f.At.Format(time.RFC3339), why))
 			}
-			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: &storage.Rewrite{
-				ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger, Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan(),
-			}})
+			fr := &storage.Rewrite{ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger, Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan()}
+			if pred, ok := preds[f.ID]; ok {
+				fr.PredictedCold = &pred.Cold
+				fr.PredictedBand = &storage.ColdBand{Low: pred.Low, High: pred.High}
+			}
+			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: fr})
 		}
 	}
 	p.batch = batch
 	return p
+}
+
+// claudePredictions is, for the folds of a Claude Code main transcript on
+// disk, the prediction the PreCompact hook would have made at each (the
+// transcript cut at its boundary, the project's earlier transcripts as
+// history), by fold id. The plain pass does not build the predictor's
+// trace: the file is read again, only when the pass found folds. An upload
+// cannot be read again and gets none.
+func (r *importRun) claudePredictions(job *importJob, harness string, res *importer.Result) map[string]ccfold.Prediction {
+	if !r.predictsFolds(job, harness) {
+		return nil
+	}
+	folds := 0
+	for _, rec := range res.Records {
+		if rec.Fold != nil {
+			folds++
+		}
+	}
+	if folds == 0 {
+		return nil
+	}
+	tr := res.Trace // traced in the pass when it read the file from its start
+	if tr != nil {
+		r.traces.put(job.path, tr)
+	} else {
+		var err error
+		if tr, err = r.traces.Trace(job.path); err != nil {
+			return nil
+		}
+	}
+	out := map[string]ccfold.Prediction{}
+	for _, f := range ccfold.Replay(tr, ccfold.EarlierSessionsFrom(job.path, ccfold.Start(tr), r.traces), ccfold.Env{}) {
+		out[f.Fold.ID] = f.Prediction
+	}
+	return out
+}
+
+// predictsFolds says the file's folds get the predictor's figures: a
+// Claude Code main transcript on disk (an upload cannot be read again).
+func (r *importRun) predictsFolds(job *importJob, harness string) bool {
+	return harness == importer.ClaudeCode && job.src.Reader == nil && !strings.Contains(filepath.ToSlash(job.path), "/subagents/")
+}
+
+// traceCacheBytes bounds the transcripts (by file size) whose traces an
+// import keeps for fold predictions.
+const traceCacheBytes = 256 << 20
+
+// traceCache keeps the traces an import read, and whether files have a
+// fold, by path, while the file's size and modification time are
+// unchanged; the least recently used traces go first past the bound.
+// Workers reading one file at once may both decode it: the cache saves
+// work, it does not serialize it.
+type traceCache struct {
+	mu    sync.Mutex
+	limit int64
+	bytes int64
+	m     map[string]*cachedTrace
+	folds map[string]cachedFold
+	tick  int64
+}
+
+type cachedTrace struct {
+	tr   *importer.ClaudeTrace
+	size int64
+	mod  time.Time
+	used int64
+}
+
+type cachedFold struct {
+	size int64
+	mod  time.Time
+	has  bool
+}
+
+func newTraceCache(limit int64) *traceCache {
+	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}}
+}
+
+// HasFold implements ccfold.Transcripts.
+func (c *traceCache) HasFold(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	f, ok := c.folds[path]
+	c.mu.Unlock()
+	if ok && f.size == st.Size() && f.mod.Equal(st.ModTime()) {
+		return f.has
+	}
+	has := ccfold.HasFold(path)
+	c.mu.Lock()
+	c.folds[path] = cachedFold{st.Size(), st.ModTime(), has}
+	c.mu.Unlock()
+	return has
+}
+
+// Trace implements ccfold.Transcripts.
+func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.tick++
+	if e, ok := c.m[path]; ok && e.size == st.Size() && e.mod.Equal(st.ModTime()) {
+		e.used = c.tick
+		c.mu.Unlock()
+		return e.tr, nil
+	}
+	c.mu.Unlock()
+	tr, err := ccfold.ReadTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	c.store(path, tr, st)
+	return tr, nil
+}
+
+// put keeps a trace an import pass built of the file as it is now.
+func (c *traceCache) put(path string, tr *importer.ClaudeTrace) {
+	if st, err := os.Stat(path); err == nil {
+		c.store(path, tr, st)
+	}
+}
+
+func (c *traceCache) store(path string, tr *importer.ClaudeTrace, st os.FileInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[path]; ok {
+		c.bytes -= old.size
+	}
+	c.tick++
+	c.m[path] = &cachedTrace{tr: tr, size: st.Size(), mod: st.ModTime(), used: c.tick}
+	c.bytes += st.Size()
+	for c.bytes > c.limit && len(c.m) > 1 {
+		var oldest string
+		for p, e := range c.m {
+			if p != path && (oldest == "" || e.used < c.m[oldest].used) {
+				oldest = p
+			}
+		}
+		c.bytes -= c.m[oldest].size
+		delete(c.m, oldest)
+	}
 }
 
 func sessionLine(harness string) string {

@@ -40,26 +40,6 @@ func importEnv(t testing.TB) (*sqlite.DB, *config.Settings, string) {
 	return db, config.NewSettings(cfg), dir
 }
 
-// sharedDataDir is ../shared/data beside the module root, or skips.
-func sharedDataDir(t testing.TB) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = filepath.Dir(dir)
-	}
-	data := filepath.Join(filepath.Dir(dir), "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("real session data not found at %s (it sits beside the repository as ../shared/data); synthetic logs cover the formats", data)
-	}
-	return data
-}
-
 // ── an independent decode of a Claude Code session's raw lines ──────────
 
 type ccWant struct {
@@ -154,7 +134,7 @@ func addTokens(a, b pricing.Usage) pricing.Usage {
 }
 
 func TestImportRealDataMatchesRawLines(t *testing.T) {
-	data := sharedDataDir(t)
+	data := testcorpus.SharedData(t)
 	ctx := context.Background()
 	db, settings, _ := importEnv(t)
 	res, err := Files(ctx, db, settings, []Source{{Path: data}}, nil)
@@ -190,6 +170,21 @@ func TestImportRealDataMatchesRawLines(t *testing.T) {
 			if f.Source != "import" || f.Decision != "allow" || f.Reason != "" || f.Kind != "summary" {
 				t.Errorf("%s fold %d: %+v", name, i+1, f)
 			}
+			// The prediction the hook would have made at the boundary, and
+			// its band (issue 12).
+			if b := f.PredictedColdBand; f.PredictedColdTokens == nil || b == nil || b.Low > *f.PredictedColdTokens || b.High < *f.PredictedColdTokens || b.Low <= 0 {
+				t.Errorf("%s fold %d: predicted %v band %+v", name, i+1, deref(f.PredictedColdTokens), b)
+			} else if a := f.ActualColdTokens; a != nil {
+				e := float64(*f.PredictedColdTokens-*a) / float64(*a) * 100
+				t.Logf("%s fold %d: predicted %d [%d, %d], actual %d, error %+.1f %%", name, i+1, *f.PredictedColdTokens, b.Low, b.High, *a, e)
+				if (e > 10 || e < -10) && (*a < b.Low || *a > b.High) {
+					t.Errorf("%s fold %d: %+.1f %% and outside the band", name, i+1, e)
+				}
+			}
+		}
+		// Claude Code's own auto-compact threshold, so the chart draws it.
+		if s.ThresholdTokens != 167_000 || s.Session.ThresholdTokens != 167_000 {
+			t.Errorf("%s: threshold %d / %d, want 167000", name, s.ThresholdTokens, s.Session.ThresholdTokens)
 		}
 		if w.calls != (pricing.Usage{}) {
 			sc := s.Folds[0].SummaryCall
@@ -515,8 +510,8 @@ func BenchmarkImport(b *testing.B) {
 	if v := os.Getenv("TOLLGATE_BENCH_MB"); v != "" {
 		fmt.Sscan(v, &mb)
 	}
-	dir := b.TempDir()
-	st, err := testcorpus.ClaudeCode(dir, testcorpus.Options{Bytes: mb << 20, Seed: 42})
+	corpus := b.TempDir()
+	st, err := testcorpus.ClaudeCode(corpus, testcorpus.Options{Bytes: mb << 20, Seed: 42})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -544,7 +539,7 @@ func BenchmarkImport(b *testing.B) {
 		}
 		if ccusage != "" {
 			cmd := exec.Command(ccusage, "session", "--json", "--offline")
-			cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+dir)
+			cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+corpus)
 			start := time.Now()
 			if out, err := cmd.Output(); err != nil || !bytes.Contains(out, []byte(`"session"`)) {
 				b.Fatalf("ccusage: %v", err)
@@ -553,7 +548,7 @@ func BenchmarkImport(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		res, err := Files(ctx, db, config.NewSettings(cfg), []Source{{Path: filepath.Join(dir, "projects")}}, nil)
+		res, err := Files(ctx, db, config.NewSettings(cfg), []Source{{Path: filepath.Join(corpus, "projects")}}, nil)
 		ours += time.Since(start)
 		b.StopTimer()
 		if err != nil || res.Requests != st.Requests || res.Folds != st.Folds {

@@ -1,8 +1,10 @@
 package imports
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
+	"tollgate/app/importer/ccfold"
 	"tollgate/pricing"
 )
 
@@ -37,6 +40,13 @@ import (
 // else the summary text's length at 4 characters a token). A prune fold
 // prunes, from where dsh says the first pruned unit starts, the tokens it
 // says were shadowed.
+//
+// A Claude Code fold is predicted as the PreCompact hook predicts it
+// (app/importer/ccfold, replaying the transcript cut at each boundary, with
+// the project's earlier transcripts beside it as history): the checkpoint
+// is the predicted summary, and what Claude Code re-attaches after it is
+// the plan's restoredTokens; the row carries the band and the summary
+// call's predicted and billed cost.
 
 // FoldPrice is one fold priced from its log.
 type FoldPrice struct {
@@ -59,6 +69,23 @@ type FoldPrice struct {
 	CacheExpired        bool
 	BreakPremiumUSD     float64
 	Skipped             string // why the fold could not be priced
+	// Claude Code folds are predicted by the fold predictor (ccfold): the
+	// band, the parts, and the summary call's cost predicted beside the
+	// billed one (nil: the log shows no summary call).
+	Band                 *Band
+	Parts                []ccfold.Part
+	SummaryCallUSD       float64
+	SummaryCallActualUSD *float64
+	// SummaryCall is the summary call's predicted usage. Claude Code's
+	// acompact transcripts record a streaming partial of its output (a few
+	// tokens), so its billed cost lacks most of the output.
+	SummaryCall pricing.Usage
+}
+
+// Band is a predicted figure's range.
+type Band struct {
+	Low  int64 `json:"low"`
+	High int64 `json:"high"`
 }
 
 // ErrorPercent is (predicted − actual) / actual in percent; ok is false
@@ -80,6 +107,9 @@ type SessionLog struct {
 	profile  string
 	provider string
 	model    string
+	// path and trace: a Claude Code main transcript, for the predictor.
+	path  string
+	trace *importer.ClaudeTrace
 }
 
 // Session is the log's session id.
@@ -119,20 +149,21 @@ func ReadSessionLog(path, harness string) (*SessionLog, error) {
 		sort.Strings(subs)
 		files = append(files, subs...)
 	}
-	sl := &SessionLog{harness: harness}
+	sl := &SessionLog{harness: harness, path: path}
 	byID := map[string]*importer.Request{}
 	for i, file := range files {
 		f, err := importer.OpenRegular(file)
 		if err != nil {
 			return nil, err
 		}
-		res, err := importer.Parse(f, importer.Options{Harness: harness, Path: file, AtEOF: true})
+		res, err := importer.Parse(f, importer.Options{Harness: harness, Path: file, AtEOF: true, Trace: i == 0 && harness == importer.ClaudeCode})
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
 		if i == 0 {
 			sl.session = res.Session
+			sl.trace = res.Trace
 		}
 		for _, rec := range res.Records {
 			if q := rec.Request; q != nil {
@@ -219,12 +250,25 @@ func PriceFolds(sl *SessionLog, settings *config.Settings, n int) ([]FoldPrice, 
 	if n > len(sl.folds) {
 		return nil, fmt.Errorf("--fold %d: the log has %d folds", n, len(sl.folds))
 	}
+	// Claude Code: the predictor replays the transcript, learning from the
+	// project's earlier transcripts beside it and from each fold before.
+	var preds map[*importer.Fold]ccfold.Fold
+	if sl.trace != nil {
+		preds = map[*importer.Fold]ccfold.Fold{}
+		for _, f := range ccfold.Replay(sl.trace, ccfold.EarlierSessions(sl.path, ccfold.Start(sl.trace)), ccfold.Env{}) {
+			preds[f.Fold] = f
+		}
+	}
 	var out []FoldPrice
 	for i, f := range sl.folds {
 		if n > 0 && i+1 != n {
 			continue
 		}
-		rows, err := sl.priceFold(i, model)
+		var pred *ccfold.Fold
+		if p, ok := preds[f]; ok {
+			pred = &p
+		}
+		rows, err := sl.priceFold(i, model, pred)
 		if err != nil {
 			return nil, fmt.Errorf("fold %d: %w", i+1, err)
 		}
@@ -234,7 +278,7 @@ func PriceFolds(sl *SessionLog, settings *config.Settings, n int) ([]FoldPrice, 
 	return out, nil
 }
 
-func (sl *SessionLog) priceFold(i int, model pricing.CacheModel) ([]FoldPrice, error) {
+func (sl *SessionLog) priceFold(i int, model pricing.CacheModel, pred *ccfold.Fold) ([]FoldPrice, error) {
 	f := sl.folds[i]
 	base := FoldPrice{Fold: i + 1, At: f.At, Kind: f.Kind, Trigger: f.Trigger, PreTokens: f.PreTokens, ActualCold: f.ActualCold}
 	lo := 0
@@ -329,6 +373,28 @@ func (sl *SessionLog) priceFold(i int, model pricing.CacheModel) ([]FoldPrice, e
 		req.Plan = pricing.Plan{Summarize: &pricing.SummaryPlan{Start: units[0].ID, End: units[b].ID, InstructionTokens: instruction}}
 		est := base
 		est.Checkpoint = model.EstimatedSummaryTokens
+		var restored int64
+		if pred != nil {
+			// What Claude Code re-attaches after the summary, predicted.
+			p := pred.Prediction
+			est.Checkpoint = p.Part("summary").Tokens
+			restored = max(p.Cold-est.Checkpoint, 0)
+			est.Band = &Band{Low: p.Low, High: p.High}
+			est.Parts = p.Parts
+			prices, _ := model.PricesAt(at)
+			u := pricing.Usage{CacheRead: p.Call.Read, Output: p.Call.Output}
+			if p.Call.TTL > 5*time.Minute {
+				u.CacheWrite1h = p.Call.Write
+			} else {
+				u.CacheWrite = p.Call.Write
+			}
+			est.SummaryCallUSD, est.SummaryCall = prices.Cost(u).Total, u
+			if call := sl.summaryCall(i); call != nil {
+				c := prices.Cost(*call).Total
+				est.SummaryCallActualUSD = &c
+			}
+		}
+		req.Plan.Summarize.RestoredTokens = restored
 		variants = append(variants, est)
 		if f.CheckpointTokens > 0 {
 			act := base
@@ -377,10 +443,10 @@ func prunePlan(f *importer.Fold, units []pricing.Unit, ends []int64) pricing.Pla
 // WritePriceTable writes the folds as `tollgate price` prints them.
 func WritePriceTable(w io.Writer, rows []FoldPrice) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "fold\tkind\ttrigger\tpre\tenvelope\tidle\tcheckpoint\tpredicted cold\tactual cold\terror\t")
+	fmt.Fprintln(tw, "fold\tkind\ttrigger\tpre\tenvelope\tidle\tcheckpoint\tpredicted cold\tband\tactual cold\terror\t")
 	for _, r := range rows {
 		if r.Skipped != "" {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\t\t\t\t\t%s\t\n", r.Fold, r.Kind, r.Trigger, pricing.FormatTokens(r.PreTokens), r.Skipped)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\t\t\t\t\t\t%s\t\n", r.Fold, r.Kind, r.Trigger, pricing.FormatTokens(r.PreTokens), r.Skipped)
 			continue
 		}
 		cp := "—"
@@ -405,8 +471,67 @@ func WritePriceTable(w io.Writer, rows []FoldPrice) {
 		if r.CacheExpired {
 			idle += " (cold)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", r.Fold, r.Kind, r.Trigger, pricing.FormatTokens(r.PreTokens),
-			pricing.FormatTokens(r.Envelope), idle, cp, r.PredictedCold, actual, errPct)
+		band := "—"
+		if r.Band != nil {
+			band = pricing.FormatTokens(r.Band.Low) + "–" + pricing.FormatTokens(r.Band.High)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", r.Fold, r.Kind, r.Trigger, pricing.FormatTokens(r.PreTokens),
+			pricing.FormatTokens(r.Envelope), idle, cp, r.PredictedCold, band, actual, errPct)
 	}
 	tw.Flush()
+}
+
+// PriceJSON is `tollgate price --format json`: one entry per fold, its
+// prediction beside what was billed.
+type PriceJSON struct {
+	Session string          `json:"session"`
+	Folds   []FoldPriceJSON `json:"folds"`
+}
+
+// FoldPriceJSON is one fold of PriceJSON.
+type FoldPriceJSON struct {
+	Fold                int      `json:"fold"`
+	Trigger             string   `json:"trigger"`
+	PreTokens           int64    `json:"preTokens"`
+	PredictedColdTokens *int64   `json:"predictedColdTokens"`
+	PredictedColdBand   *Band    `json:"predictedColdBand"`
+	ActualColdTokens    *int64   `json:"actualColdTokens"`
+	ErrorPct            *float64 `json:"errorPct"`
+	SummaryCall         *struct {
+		PredictedUSD *float64 `json:"predictedUSD"`
+		ActualUSD    *float64 `json:"actualUSD"`
+	} `json:"summaryCall"`
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// WritePriceJSON writes the folds as `tollgate price --format json` does:
+// the prediction of each fold (not the variant priced with the actual
+// summary), indented.
+func WritePriceJSON(w io.Writer, session string, rows []FoldPrice) error {
+	out := PriceJSON{Session: session, Folds: []FoldPriceJSON{}}
+	for _, r := range rows {
+		if r.CheckpointActual {
+			continue
+		}
+		f := FoldPriceJSON{Fold: r.Fold, Trigger: r.Trigger, PreTokens: r.PreTokens, ActualColdTokens: r.ActualCold, Skipped: r.Skipped}
+		if r.Skipped == "" {
+			pc := r.PredictedCold
+			f.PredictedColdTokens = &pc
+			f.PredictedColdBand = r.Band
+			if e, ok := r.ErrorPercent(); ok {
+				e = math.Round(e*10) / 10
+				f.ErrorPct = &e
+			}
+		}
+		if r.Band != nil {
+			f.SummaryCall = &struct {
+				PredictedUSD *float64 `json:"predictedUSD"`
+				ActualUSD    *float64 `json:"actualUSD"`
+			}{PredictedUSD: &r.SummaryCallUSD, ActualUSD: r.SummaryCallActualUSD}
+		}
+		out.Folds = append(out.Folds, f)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

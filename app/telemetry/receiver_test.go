@@ -19,6 +19,7 @@ import (
 
 	"tollgate/app"
 	"tollgate/app/apptest"
+	"tollgate/app/importer/testcorpus"
 	"tollgate/guard/api"
 	"tollgate/storage"
 )
@@ -30,24 +31,10 @@ const (
 	realUUID    = "5619d2cf-d3dd-479a-b4c0-da55d68fc653"
 )
 
-// otelData is ../shared/data/otel beside the module root, or skips.
+// otelData is ../shared/data/otel (the real capture), or skips.
 func otelData(t testing.TB) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = filepath.Dir(dir)
-	}
-	data := filepath.Join(filepath.Dir(dir), "shared", "data", "otel")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("the real OpenTelemetry capture is not at %s (it sits beside the repository as ../shared/data/otel); the synthetic exports still run", data)
-	}
-	return data
+	return filepath.Join(testcorpus.SharedData(t), "otel")
 }
 
 func readShared(t testing.TB, name string) []byte {

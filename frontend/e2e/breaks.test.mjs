@@ -81,7 +81,7 @@ test("Overview: Lost to cache breaks, split by cause, with a plain-words line an
     [60, "tool"], [61, "assistant", { read: 103003, write: 300 }],
     [90, "notification"], [92, "assistant", { read: 13000, write: 92000 }],
   ]);
-  const res = await server.call("POST", "/v1/import", { paths: [a, b], harness: "claude-code" });
+  const res = await server.callAsOwner("POST", "/v1/import", { paths: [a, b], harness: "claude-code" });
   assert.equal(res.status, 200, JSON.stringify(res.body));
 
   await page.goto(server.api.url + "/#/overview");

@@ -46,6 +46,17 @@ export function formatTokens(n: number): string {
   return sign + (m >= 99.95 ? trim(m, 0) : m >= 9.995 ? trim(m, 1) : trim(m, 2)) + "M";
 }
 
+
+/** "12–19k", "800–1.2k", "1.2–3M": a token range with the shared unit once. */
+export function formatTokenRange(low: number, high: number): string {
+  const lo = formatTokens(low);
+  const hi = formatTokens(high);
+  if (lo === hi) return lo;
+  const unit = hi.slice(-1);
+  if ((unit === "k" || unit === "M") && lo.endsWith(unit)) return `${lo.slice(0, -1)}–${hi}`;
+  return `${lo}–${hi}`;
+}
+
 /** USD with sensible precision: $0.0012, $0.08, $12.34, $1,234. */
 export function formatUSD(x: number): string {
   if (!Number.isFinite(x)) return "—";

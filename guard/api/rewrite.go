@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,59 @@ type RewriteRequest struct {
 	// `tollgate quote`); see ApplyCacheModel. It is kept as raw JSON so that
 	// only the keys present override.
 	CacheModel json.RawMessage `json:"cacheModel,omitempty"`
+	// Prediction is the harness's own account of the cold tokens the next
+	// request will re-read (optional; the Claude Code hook sends it): a
+	// band and its parts, shown in the dialog and stored with the rewrite.
+	Prediction *ColdPrediction `json:"prediction,omitempty"`
+}
+
+// ColdPrediction is a harness's predicted cold tokens of the request after
+// a rewrite: the figure (the plan's checkpoint plus restored tokens), the
+// band it may fall in, and its parts.
+type ColdPrediction struct {
+	Low   int64      `json:"low"`
+	High  int64      `json:"high"`
+	Parts []ColdPart `json:"parts,omitempty"`
+	// CacheExpiredSeconds is how long ago the conversation's cache expired
+	// (0: still warm): the rewrite then costs little extra.
+	CacheExpiredSeconds float64 `json:"cacheExpiredSeconds,omitempty"`
+}
+
+// ColdPart is one part of a prediction: "summary", "files" (Count files),
+// "plan+skills", "base", "manual".
+type ColdPart struct {
+	Name   string `json:"name"`
+	Tokens int64  `json:"tokens"`
+	Count  int    `json:"count,omitempty"`
+}
+
+// maxPredictionParts bounds a prediction's parts.
+const maxPredictionParts = 16
+
+// check validates a prediction; errors name the field under p.
+func (c *ColdPrediction) check(p path) error {
+	switch {
+	case c.Low < 0 || c.Low > 1<<50:
+		return fieldErr(p.child("low"), fmt.Sprintf("must be between 0 and 2^50, not %d", c.Low))
+	case c.High < c.Low || c.High > 1<<50:
+		return fieldErr(p.child("high"), fmt.Sprintf("must be between low (%d) and 2^50, not %d", c.Low, c.High))
+	case len(c.Parts) > maxPredictionParts:
+		return fieldErr(p.child("parts"), fmt.Sprintf("must have at most %d parts, not %d", maxPredictionParts, len(c.Parts)))
+	case c.CacheExpiredSeconds < 0 || math.IsNaN(c.CacheExpiredSeconds) || math.IsInf(c.CacheExpiredSeconds, 0):
+		return fieldErr(p.child("cacheExpiredSeconds"), "must be a number of seconds ≥ 0")
+	}
+	for i, x := range c.Parts {
+		pp := path{parent: p.child("parts").String(), index: i, name: ""}
+		switch {
+		case x.Name == "" || len(x.Name) > 32:
+			return fieldErr(pp.child("name"), "must be a name of 1 to 32 bytes")
+		case x.Tokens < 0 || x.Tokens > 1<<50:
+			return fieldErr(pp.child("tokens"), fmt.Sprintf("must be between 0 and 2^50, not %d", x.Tokens))
+		case x.Count < 0:
+			return fieldErr(pp.child("count"), fmt.Sprintf("must be ≥ 0, not %d", x.Count))
+		}
+	}
+	return nil
 }
 
 // FieldError is a bad request body, naming the field by its JSON path
@@ -577,11 +631,11 @@ func match(key string, names ...string) string {
 
 var (
 	requestKeys = []string{"engine", "profile", "turn", "trigger", "deadlineSeconds", "idleSeconds", "contextWindow",
-		"thresholdTokens", "envelopeTokens", "surface", "plan", "wait", "cacheModel"}
+		"thresholdTokens", "envelopeTokens", "surface", "plan", "wait", "cacheModel", "prediction"}
 	unitKeys      = []string{"id", "tokens", "kind", "breakpoint"}
 	planKeys      = []string{"prune", "summarize"}
 	pruneKeys     = []string{"id", "tokensAfter"}
-	summarizeKeys = []string{"start", "end", "estimatedTokens", "instructionTokens", "sameFamily"}
+	summarizeKeys = []string{"start", "end", "estimatedTokens", "instructionTokens", "restoredTokens", "sameFamily"}
 )
 
 func (d *decoder) request(r *RewriteRequest) error {
@@ -616,6 +670,8 @@ func (d *decoder) request(r *RewriteRequest) error {
 				r.Wait = nil
 			case "cacheModel":
 				r.CacheModel = json.RawMessage("null")
+			case "prediction":
+				r.Prediction = nil
 			}
 			continue
 		}
@@ -668,6 +724,24 @@ func (d *decoder) request(r *RewriteRequest) error {
 			if err = d.skip(p, 1); err == nil {
 				r.CacheModel = json.RawMessage(d.s[start:d.i])
 			}
+		case "prediction":
+			// Small and rare: encoding/json decodes it, then it is checked.
+			if d.peek() != '{' {
+				return d.typeErr(p, "a prediction object")
+			}
+			start := d.i
+			if err = d.skip(p, 1); err == nil {
+				if r.Prediction == nil {
+					r.Prediction = new(ColdPrediction)
+				}
+				if jerr := json.Unmarshal([]byte(d.s[start:d.i]), r.Prediction); jerr != nil {
+					var te *json.UnmarshalTypeError
+					if errors.As(jerr, &te) {
+						return fieldErr(p.child(te.Field), "must be a "+jsonKind(te.Type.String()))
+					}
+					return fieldErr(p, jerr.Error())
+				}
+			}
 		case "surface":
 			err = d.surface(r, p)
 			hasSurface = true
@@ -698,6 +772,9 @@ func (d *decoder) request(r *RewriteRequest) error {
 	case TriggerPressure, TriggerContextOverflow, TriggerManual:
 	default:
 		return fieldErr(field("trigger"), fmt.Sprintf("must be one of %q, %q, %q, not %q", TriggerPressure, TriggerContextOverflow, TriggerManual, r.Trigger))
+	}
+	if r.Prediction != nil {
+		return r.Prediction.check(field("prediction"))
 	}
 	return nil
 }
@@ -1069,6 +1146,8 @@ func (d *decoder) summarize(s *pricing.SummaryPlan, p path) error {
 			s.EstimatedTokens, err = d.int64(fp)
 		case "instructionTokens":
 			s.InstructionTokens, err = d.int64(fp)
+		case "restoredTokens":
+			s.RestoredTokens, err = d.int64(fp)
 		case "sameFamily":
 			var v bool
 			if v, err = d.bool(fp); err == nil {

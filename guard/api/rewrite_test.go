@@ -67,6 +67,17 @@ func TestDecodeRewriteRequest(t *testing.T) {
 		{name: "null leaves values alone", body: minimal(`,"engine":null,"idleSeconds":null,"wait":null`),
 			want: &RewriteRequest{Trigger: "manual", EnvelopeTokens: 1, Surface: []pricing.Unit{}}},
 
+		{name: "a prediction with parts, and restored tokens", body: `{"trigger":"pressure","envelopeTokens":1,"surface":[{"id":"a","tokens":9}],
+			"plan":{"summarize":{"start":"a","end":"a","estimatedTokens":4300,"restoredTokens":9800}},
+			"prediction":{"low":12000,"high":19000,"cacheExpiredSeconds":540,"parts":[{"name":"summary","tokens":4300},{"name":"files","tokens":7000,"count":5}]}}`,
+			want: &RewriteRequest{Trigger: "pressure", EnvelopeTokens: 1, Surface: []pricing.Unit{{ID: "a", Tokens: 9}},
+				Plan:       pricing.Plan{Summarize: &pricing.SummaryPlan{Start: "a", End: "a", EstimatedTokens: 4300, RestoredTokens: 9800}},
+				Prediction: &ColdPrediction{Low: 12000, High: 19000, CacheExpiredSeconds: 540, Parts: []ColdPart{{Name: "summary", Tokens: 4300}, {Name: "files", Tokens: 7000, Count: 5}}}}},
+		{name: "a prediction's band upside down", body: minimal(`,"prediction":{"low":5,"high":4}`), wantErr: "prediction.high: must be between low (5) and 2^50, not 4"},
+		{name: "a prediction's part without a name", body: minimal(`,"prediction":{"low":1,"high":2,"parts":[{"tokens":1}]}`), wantErr: "prediction.parts[0].name: must be a name of 1 to 32 bytes"},
+		{name: "a prediction that is not an object", body: minimal(`,"prediction":[1]`), wantErr: "prediction: must be a prediction object, not an array"},
+		{name: "a prediction's low of the wrong type", body: minimal(`,"prediction":{"low":"x"}`), wantErr: "prediction.low: must be a number"},
+
 		// Errors name the field.
 		{name: "missing trigger", body: `{"envelopeTokens":1,"surface":[],"plan":{}}`, wantErr: "trigger: is required"},
 		{name: "missing envelope", body: `{"trigger":"manual","surface":[],"plan":{}}`, wantErr: "envelopeTokens: is required"},
@@ -144,6 +155,7 @@ type mirror struct {
 	Plan            pricing.Plan    `json:"plan"`
 	Wait            *int            `json:"wait,omitempty"`
 	CacheModel      json.RawMessage `json:"cacheModel,omitempty"`
+	Prediction      *ColdPrediction `json:"prediction,omitempty"`
 }
 
 type mirrorTurn string
@@ -168,13 +180,16 @@ func (m mirror) request() RewriteRequest {
 	return RewriteRequest{Engine: m.Engine, Profile: m.Profile, Turn: string(m.Turn), Trigger: m.Trigger,
 		DeadlineSeconds: m.DeadlineSeconds, IdleSeconds: m.IdleSeconds, ContextWindow: m.ContextWindow,
 		ThresholdTokens: m.ThresholdTokens, EnvelopeTokens: m.EnvelopeTokens, Surface: m.Surface, Plan: m.Plan,
-		Wait: m.Wait, CacheModel: m.CacheModel}
+		Wait: m.Wait, CacheModel: m.CacheModel, Prediction: m.Prediction}
 }
 
 // stricterThanJSON lists the errors the decoder adds to encoding/json's:
 // required fields and values, and shapes it refuses on purpose.
 var stricterThanJSON = []string{": is required", "trigger: must be one of", "cacheModel: must be an object of pricing keys",
-	": must be a unit object, not a null", ": must be a prune object, not a null", "body: must be a JSON object"}
+	": must be a unit object, not a null", ": must be a prune object, not a null", "body: must be a JSON object",
+	"prediction: must be a prediction object", "prediction.low: must be between", "prediction.high: must be between",
+	"prediction.parts: must have at most", ".name: must be a name of", ".tokens: must be between", ".count: must be ≥ 0",
+	"prediction.cacheExpiredSeconds: must be"}
 
 // checkAgainstEncodingJSON: whatever the decoder accepts, encoding/json
 // accepts too and decodes to the same values; whatever encoding/json accepts
@@ -208,6 +223,8 @@ func checkAgainstEncodingJSON(t testing.TB, body []byte) {
 func FuzzDecodeRewriteRequest(f *testing.F) {
 	f.Add([]byte(fullBody))
 	f.Add(surfaceBody(3))
+	f.Add([]byte(`{"trigger":"pressure","envelopeTokens":1,"surface":[{"id":"a","tokens":9}],"plan":{"summarize":{"start":"a","end":"a","restoredTokens":9800}},` +
+		`"prediction":{"low":12000,"high":19000,"cacheExpiredSeconds":540,"parts":[{"name":"summary","tokens":4300},{"name":"files","tokens":7000,"count":5}]}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkAgainstEncodingJSON(t, body)
 	})

@@ -101,17 +101,20 @@ type ModeState struct {
 // Event payloads.
 type (
 	RewritePending struct {
-		Rewrite         string         `json:"rewrite"`
-		Session         string         `json:"session"`
-		Harness         string         `json:"harness"`
-		Profile         string         `json:"profile"`
-		Trigger         string         `json:"trigger"`
-		Turn            string         `json:"turn"`
-		Mode            string         `json:"mode"`
-		Quote           *pricing.Quote `json:"quote"`
-		AskedAt         time.Time      `json:"askedAt"`
-		DeadlineAt      time.Time      `json:"deadlineAt"`
-		DeadlineSeconds float64        `json:"deadlineSeconds"`
+		Rewrite string         `json:"rewrite"`
+		Session string         `json:"session"`
+		Harness string         `json:"harness"`
+		Profile string         `json:"profile"`
+		Trigger string         `json:"trigger"`
+		Turn    string         `json:"turn"`
+		Mode    string         `json:"mode"`
+		Quote   *pricing.Quote `json:"quote"`
+		// Prediction is the harness's account of the cold tokens, when it
+		// sent one (RewriteRequest.Prediction).
+		Prediction      *ColdPrediction `json:"prediction,omitempty"`
+		AskedAt         time.Time       `json:"askedAt"`
+		DeadlineAt      time.Time       `json:"deadlineAt"`
+		DeadlineSeconds float64         `json:"deadlineSeconds"`
 	}
 	RewriteDecided struct {
 		Rewrite    string `json:"rewrite"`

@@ -2,10 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -313,5 +315,39 @@ func TestSessionModesPersist(t *testing.T) {
 	}
 	if err := db.SetSessionMode(ctx, "c", "sometimes", t0); err == nil {
 		t.Fatal("invalid mode stored")
+	}
+}
+
+// A rewrite's predicted band (migration 0004) is stored and read back,
+// and the series' fold carries it; a rewrite without one has none.
+func TestRewritePredictedBand(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	pred := int64(14_000)
+	band := &storage.ColdBand{Low: 11_000, High: 19_000}
+	if _, err := db.CreateRewrite(ctx, storage.Rewrite{ID: "r_b", Session: storage.SessionMeta{ID: "s"}, At: t0, Kind: "summary", Mode: "ask", PredictedCold: &pred, PredictedBand: band}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateRewrite(ctx, storage.Rewrite{ID: "r_n", Session: storage.SessionMeta{ID: "s"}, At: t0.Add(time.Second), Kind: "summary", Mode: "ask", PredictedCold: &pred}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Rewrite(ctx, "r_b")
+	if err != nil || got.PredictedBand == nil || *got.PredictedBand != *band {
+		t.Fatalf("read back %+v %v", got.PredictedBand, err)
+	}
+	series, err := db.Series(ctx, "s")
+	if err != nil || len(series.Folds) != 2 {
+		t.Fatalf("series %+v %v", series, err)
+	}
+	if b := series.Folds[0].PredictedColdBand; b == nil || *b != *band || series.Folds[1].PredictedColdBand != nil {
+		t.Fatalf("folds %+v / %+v", series.Folds[0], series.Folds[1])
+	}
+	b, _ := json.Marshal(series.Folds[0])
+	if !strings.Contains(string(b), `"predictedColdBand":{"low":11000,"high":19000}`) {
+		t.Fatalf("wire %s", b)
+	}
+	b, _ = json.Marshal(series.Folds[1])
+	if !strings.Contains(string(b), `"predictedColdBand":null`) {
+		t.Fatalf("wire %s", b)
 	}
 }

@@ -50,13 +50,17 @@ func createRewriteTx(ctx context.Context, tx querier, r storage.Rewrite) (storag
 	if sc == nil {
 		sc = &storage.SummaryCall{}
 	}
+	var low, high *int64
+	if b := r.PredictedBand; b != nil {
+		low, high = &b.Low, &b.High
+	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO rewrites (id, session_id, seq, at, engine, turn, trigger, kind, source, mode, status,
-		decision, reason, order_name, pre_tokens, predicted_cold, actual_cold, cost_usd,
+		decision, reason, order_name, pre_tokens, predicted_cold, predicted_cold_low, predicted_cold_high, actual_cold, cost_usd,
 		summary_input, summary_cache_read, summary_cache_write, summary_output, summary_cost_usd,
 		deadline_at, decided_at, applied, outcome_error, plan, quote)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Session.ID, r.Seq, r.At.UnixMilli(), r.Engine, r.Turn, r.Trigger, r.Kind, r.Source, r.Mode, r.Status,
-		r.Decision, r.Reason, r.Order, r.PreTokens, nullInt(r.PredictedCold), nullInt(r.ActualCold), r.CostUSD,
+		r.Decision, r.Reason, r.Order, r.PreTokens, nullInt(r.PredictedCold), nullInt(low), nullInt(high), nullInt(r.ActualCold), r.CostUSD,
 		sc.Input, sc.CacheRead, sc.CacheWrite+sc.CacheWrite1h, sc.Output, sc.CostUSD,
 		msOrZero(r.DeadlineAt), msOrZero(r.DecidedAt), nullBool(r.Applied), r.OutcomeError, r.Plan, r.Quote)
 	if err != nil {
@@ -115,7 +119,7 @@ func (db *DB) SetRewriteOutcome(ctx context.Context, id string, applied bool, er
 }
 
 const rewriteColumns = `r.id, r.session_id, r.seq, r.at, r.engine, r.turn, r.trigger, r.kind, r.source, r.mode, r.status,
-	r.decision, r.reason, r.order_name, r.pre_tokens, r.predicted_cold, r.actual_cold, r.cost_usd,
+	r.decision, r.reason, r.order_name, r.pre_tokens, r.predicted_cold, r.predicted_cold_low, r.predicted_cold_high, r.actual_cold, r.cost_usd,
 	r.summary_input, r.summary_cache_read, r.summary_cache_write, r.summary_output, r.summary_cost_usd,
 	r.deadline_at, r.decided_at, r.applied, r.outcome_error, r.plan, r.quote, r.answered_by`
 
@@ -123,11 +127,11 @@ type scanner interface{ Scan(...any) error }
 
 func scanRewrite(row scanner) (r storage.Rewrite, err error) {
 	var at, deadline, decided int64
-	var predicted, actual, applied sql.NullInt64
+	var predicted, low, high, actual, applied sql.NullInt64
 	var sc storage.SummaryCall
 	var cost, scCost sql.NullFloat64
 	err = row.Scan(&r.ID, &r.Session.ID, &r.Seq, &at, &r.Engine, &r.Turn, &r.Trigger, &r.Kind, &r.Source, &r.Mode, &r.Status,
-		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &actual, &cost,
+		&r.Decision, &r.Reason, &r.Order, &r.PreTokens, &predicted, &low, &high, &actual, &cost,
 		&sc.Input, &sc.CacheRead, &sc.CacheWrite, &sc.Output, &scCost,
 		&deadline, &decided, &applied, &r.OutcomeError, &r.Plan, &r.Quote, &r.AnsweredBy)
 	if err != nil {
@@ -150,6 +154,9 @@ func scanRewrite(row scanner) (r storage.Rewrite, err error) {
 	}()
 	if predicted.Valid {
 		r.PredictedCold = &predicted.Int64
+	}
+	if low.Valid && high.Valid {
+		r.PredictedBand = &storage.ColdBand{Low: low.Int64, High: high.Int64}
 	}
 	if actual.Valid {
 		r.ActualCold = &actual.Int64

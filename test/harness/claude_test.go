@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -109,6 +111,7 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 	if d := ui.waitDecided(3); d[2].Decision != "allow" || d[2].Reason != "user" {
 		t.Fatalf("decisions %+v", d)
 	}
+	checkPredictedCold(t, p, asked[1], transcript)
 
 	// The session, its folds and the decisions are in the API.
 	var series struct {
@@ -210,5 +213,77 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 	}
 	if d := ui.waitDecided(1); d[0].Decision != "decline" || d[0].Reason != "user" {
 		t.Fatalf("decided %+v", d)
+	}
+}
+
+// checkPredictedCold compares the hook's prediction for an allowed
+// compaction with what the real Claude Code re-sent after it: the first
+// main request after the summary call, whose uncached part the fake
+// provider (a cache keyed on the longest shared prefix, 4 bytes a token)
+// reports. The fake's summary is a line, so the comparison that means
+// something is of the rest — what the predictor measures from the session
+// (restored files, the base): within a factor of 1.5 (measured: +32 %, the
+// base from the first request counts startup-only content Claude Code
+// 2.1.332 does not re-send).
+func checkPredictedCold(t *testing.T, p *Provider, q pending, transcript string) {
+	t.Helper()
+	if q.Prediction == nil || q.Quote == nil || len(q.Prediction.Parts) == 0 {
+		t.Fatalf("the question carries no prediction: %+v", q)
+	}
+	var sum, summary int64
+	var parts []string
+	for _, x := range q.Prediction.Parts {
+		sum += x.Tokens
+		if x.Name == "summary" {
+			summary = x.Tokens
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", x.Name, x.Tokens))
+	}
+	// The gate's cold figure is the prediction's, plus what the profile's
+	// cache granularity leaves uncached of the envelope (< 64 tokens).
+	if q.Quote.ColdTokens < sum || q.Quote.ColdTokens >= sum+64 || sum < q.Prediction.Low || sum > q.Prediction.High {
+		t.Fatalf("quote cold %d, prediction %d [%d, %d]", q.Quote.ColdTokens, sum, q.Prediction.Low, q.Prediction.High)
+	}
+	calls := p.Calls()
+	last := -1
+	for i, c := range calls {
+		if c.Compaction {
+			last = i
+		}
+	}
+	var next *Call
+	for i := last + 1; last >= 0 && i < len(calls); i++ {
+		if !calls[i].Compaction && bytes.Contains(calls[i].Body, []byte("Primary Request")) {
+			next = &calls[i]
+			break
+		}
+	}
+	if next == nil {
+		t.Fatal("no request after the compaction carries its summary")
+	}
+	actual := next.Prompt - next.Cached
+	// The summary as Claude Code re-sent it: the last isCompactSummary line.
+	var sent int64
+	b, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var l struct {
+			IsCompactSummary bool `json:"isCompactSummary"`
+			Message          struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &l) == nil && l.IsCompactSummary {
+			sent = int64(len(l.Message.Content)) / 4
+		}
+	}
+	rest, predictedRest := actual-sent, sum-summary
+	t.Logf("predicted %d [%d, %d] (%s); Claude Code re-sent %d of %d tokens uncached, its summary %d: the rest %d predicted, %d re-sent (%+.1f %%)",
+		sum, q.Prediction.Low, q.Prediction.High, strings.Join(parts, ", "), actual, next.Prompt, sent, predictedRest, rest,
+		float64(predictedRest-rest)/float64(rest)*100)
+	if sent == 0 || rest <= 0 || float64(predictedRest) < float64(rest)/1.5 || float64(predictedRest) > float64(rest)*1.5 {
+		t.Errorf("the predicted rest %d is not within a factor of 1.5 of the %d re-sent", predictedRest, rest)
 	}
 }

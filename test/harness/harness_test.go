@@ -158,6 +158,17 @@ type pending struct {
 		ContextTokens int64 `json:"contextTokens"`
 		ColdTokens    int64 `json:"coldTokens"`
 	} `json:"quote"`
+	// Prediction is the harness's own account of the cold tokens (the
+	// Claude Code hook's fold predictor).
+	Prediction *struct {
+		Low   int64 `json:"low"`
+		High  int64 `json:"high"`
+		Parts []struct {
+			Name   string `json:"name"`
+			Tokens int64  `json:"tokens"`
+			Count  int    `json:"count"`
+		} `json:"parts"`
+	} `json:"prediction"`
 }
 
 type decision struct {

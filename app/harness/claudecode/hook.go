@@ -15,8 +15,10 @@
 //     cache breakpoint, as Claude Code marks every request's end) plus the
 //     input still pending; the envelope is the cached prefix of the first
 //     request after the last fold, else the smallest non-zero cache read;
-//     the checkpoint is estimated (the last summary's size, else the
-//     profile's estimatedSummaryTokens);
+//     what the request after the compaction re-reads in full comes from
+//     the fold predictor (app/importer/ccfold: the summary as the
+//     checkpoint, restored files and the base as restoredTokens, the band
+//     and parts as the request's prediction);
 //  4. ask (session "claude-code:<session_id>", turn = prompt_id, deadline =
 //     the hook's timeout less a margin);
 //  5. a decline prints {"decision":"block","reason":"…"} on stdout, exit 0
@@ -45,6 +47,7 @@ import (
 
 	"tollgate/app/home"
 	"tollgate/app/importer"
+	"tollgate/app/importer/ccfold"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
 	"tollgate/pricing"
@@ -163,7 +166,7 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput,
 			log.Warn("reading the Claude Code transcript", "path", in.TranscriptPath, "err", err)
 		}
 	}
-	window, threshold := claudeWindow(tr.Model, opts.Getenv)
+	window, threshold := importer.ClaudeAutoCompact(tr.Model, opts.Getenv)
 	version := claudeVersion(opts.Getenv)
 
 	pid := os.Getpid()
@@ -178,7 +181,8 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput,
 	session := "claude-code:" + in.SessionID
 	recordUsage(ctx, c, session, in.TranscriptPath, tr, opts.Profile, window, threshold, log)
 
-	req := claudeRewriteRequest(in, tr, opts, window, threshold)
+	pred := predictFold(in, tr, opts)
+	req := claudeRewriteRequest(in, tr, opts, window, threshold, pred)
 	askCtx, cancel := context.WithTimeout(ctx, max(opts.Timeout-2*time.Second, time.Second))
 	defer cancel()
 	d := c.AskRewrite(askCtx, session, req)
@@ -261,32 +265,56 @@ func claudeVersion(getenv func(string) string) string {
 	return strings.ReplaceAll(v, "-", ".")
 }
 
-// claudeWindow is Claude Code's context window and auto-compact threshold:
-// CLAUDE_CODE_AUTO_COMPACT_WINDOW (else 1M for a "[1m]" model, else 200k),
-// and CLAUDE_AUTOCOMPACT_PCT_OVERRIDE percent of it, else the window less
-// Claude Code's output reserve (20k) and auto-compact buffer (13k). An
-// approximation: Claude Code does not tell its hooks.
-func claudeWindow(model string, getenv func(string) string) (int64, int64) {
-	window := int64(200_000)
-	if strings.Contains(strings.ToLower(model), "[1m]") {
-		window = 1_000_000
+// claudeInstructionTokens estimates Claude Code's compaction instruction
+// (the prompt it appends to the conversation for the summary call: ~8.9k
+// characters in 2.1.x).
+const claudeInstructionTokens = 2200
+
+// predictFold runs the fold predictor on the transcript cut at the boundary
+// (the PreCompact moment), with the session's files where they exist and
+// what the project's earlier sessions taught.
+func predictFold(in hookInput, tr transcript, opts Options) ccfold.Prediction {
+	env := ccfold.Env{Files: ccfold.OSFiles{}, Getenv: opts.Getenv}
+	if home, err := os.UserHomeDir(); err == nil {
+		env.Home = home
 	}
-	if v, err := strconv.ParseInt(getenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW"), 10, 64); err == nil && v > 0 {
-		window = v
+	trace := tr.Trace
+	if trace == nil {
+		trace = &importer.ClaudeTrace{}
 	}
-	threshold := window - 33_000
-	if pct, err := strconv.ParseFloat(getenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"), 64); err == nil && pct > 0 && pct <= 100 {
-		threshold = int64(float64(window) * pct / 100)
+	if trace.Cwd == "" {
+		c := *trace
+		c.Cwd = in.Cwd
+		trace = &c
 	}
-	return window, max(threshold, 0)
+	before := ccfold.Start(trace)
+	if before.IsZero() {
+		before = opts.Now()
+	}
+	return ccfold.Predict(trace, ccfold.EarlierSessions(in.TranscriptPath, before), env, in.Trigger, opts.Now())
 }
 
-// claudeInstructionTokens estimates Claude Code's compaction instruction
-// (the prompt it appends to the conversation for the summary call).
-const claudeInstructionTokens = 1200
+// coldPrediction is the prediction as the rewrite request carries it: the
+// band, the parts (files with their count), how long ago the cache expired.
+func coldPrediction(p ccfold.Prediction) *api.ColdPrediction {
+	c := &api.ColdPrediction{Low: p.Low, High: p.High, CacheExpiredSeconds: p.Call.Expired().Seconds()}
+	for _, x := range p.Parts {
+		part := api.ColdPart{Name: x.Name, Tokens: x.Tokens}
+		if x.Name == "files" {
+			part.Count = len(p.Files)
+		}
+		if x.Tokens > 0 || x.Name == "summary" {
+			c.Parts = append(c.Parts, part)
+		}
+	}
+	return c
+}
 
-// claudeRewriteRequest builds the ask from the transcript.
-func claudeRewriteRequest(in hookInput, tr transcript, opts Options, window, threshold int64) api.RewriteRequest {
+// claudeRewriteRequest builds the ask from the transcript and the fold
+// prediction: the checkpoint is the predicted summary, and what Claude Code
+// re-attaches after it (restored files, plan and skills, CLAUDE.md and hook
+// output) is restored, so the gate's cold figure is the predicted one.
+func claudeRewriteRequest(in hookInput, tr transcript, opts Options, window, threshold int64, pred ccfold.Prediction) api.RewriteRequest {
 	trigger := api.TriggerPressure
 	if in.Trigger == "manual" {
 		trigger = api.TriggerManual
@@ -299,8 +327,9 @@ func claudeRewriteRequest(in hookInput, tr transcript, opts Options, window, thr
 	same := true
 	plan := pricing.Plan{}
 	if len(surface) > 0 {
+		summary := pred.Part("summary").Tokens
 		plan.Summarize = &pricing.SummaryPlan{Start: surface[0].ID, End: surface[len(surface)-1].ID,
-			EstimatedTokens: tr.Checkpoint, InstructionTokens: instruction, SameFamily: &same}
+			EstimatedTokens: summary, RestoredTokens: max(pred.Cold-summary, 0), InstructionTokens: instruction, SameFamily: &same}
 	}
 	idle := 0.0
 	if !tr.LastAt.IsZero() {
@@ -312,6 +341,7 @@ func claudeRewriteRequest(in hookInput, tr transcript, opts Options, window, thr
 		DeadlineSeconds: deadline.Seconds(), IdleSeconds: idle,
 		ContextWindow: window, ThresholdTokens: threshold,
 		EnvelopeTokens: envelope, Surface: surface, Plan: plan,
+		Prediction: coldPrediction(pred),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/ccfold"
 )
 
 // ---- fixtures ----
@@ -51,7 +52,7 @@ func testTranscript(t0 time.Time) string {
 // parseTestTranscript reads a transcript as the hook reads a live one.
 func parseTestTranscript(text string) (transcript, error) {
 	res, err := importer.Parse(strings.NewReader(text), importer.Options{Harness: importer.ClaudeCode,
-		Path: "11111111-2222-3333-4444-555555555555.jsonl", AtEOF: true, Live: true})
+		Path: "11111111-2222-3333-4444-555555555555.jsonl", AtEOF: true, Live: true, Trace: true})
 	if err != nil {
 		return transcript{}, err
 	}
@@ -147,14 +148,15 @@ func TestDecodeClaudeHookInput(t *testing.T) {
 func TestClaudeWindow(t *testing.T) {
 	env := map[string]string{}
 	get := func(k string) string { return env[k] }
-	if w, th := claudeWindow("claude-sonnet-4-5", get); w != 200000 || th != 167000 {
+	if w, th := importer.ClaudeAutoCompact("claude-sonnet-4-5", get); w != 200000 || th != 167000 {
 		t.Fatalf("default %d %d", w, th)
 	}
-	if w, _ := claudeWindow("claude-sonnet-4-5[1m]", get); w != 1000000 {
+	if w, _ := importer.ClaudeAutoCompact("claude-sonnet-4-5[1m]", get); w != 1000000 {
 		t.Fatalf("1m %d", w)
 	}
+	// 10 % of the effective window (100k less the 20k output reserve)
 	env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"], env["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"] = "100000", "10"
-	if w, th := claudeWindow("x", get); w != 100000 || th != 10000 {
+	if w, th := importer.ClaudeAutoCompact("x", get); w != 100000 || th != 8000 {
 		t.Fatalf("override %d %d", w, th)
 	}
 	env["AI_AGENT"] = "claude-code_2-1-332_harness"
@@ -193,6 +195,11 @@ func FuzzParseClaudeTranscript(f *testing.F) {
 				t.Fatalf("unit %+v (duplicate %v)", u, seen[u.ID])
 			}
 			seen[u.ID] = true
+		}
+		// The prediction the hook sends is one the API accepts.
+		c := coldPrediction(ccfold.Predict(tr.Trace, nil, ccfold.Env{}, "auto", time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)))
+		if c.Low < 0 || c.High < c.Low || c.CacheExpiredSeconds < 0 || len(c.Parts) > 16 {
+			t.Fatalf("prediction %+v", c)
 		}
 	})
 }

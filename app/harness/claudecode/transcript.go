@@ -27,6 +27,8 @@ type transcript struct {
 	PendingBytes int64
 	Model        string
 	LastAt       time.Time
+	// Trace is the main thread's structure, for the fold predictor.
+	Trace *importer.ClaudeTrace
 }
 
 // readTranscript reads a live transcript: a line Claude Code is still
@@ -41,7 +43,7 @@ func readTranscript(ctx context.Context, path string) (transcript, error) {
 		return transcript{}, err
 	}
 	defer f.Close()
-	res, err := importer.Parse(importer.ContextReader(ctx, f), importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Live: true})
+	res, err := importer.Parse(importer.ContextReader(ctx, f), importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Live: true, Trace: true})
 	if err != nil {
 		return transcript{}, err
 	}
@@ -49,7 +51,10 @@ func readTranscript(ctx context.Context, path string) (transcript, error) {
 }
 
 func newTranscript(res *importer.Result) transcript {
-	tr := transcript{Records: res.Records, PendingBytes: res.PendingBytes}
+	tr := transcript{Records: res.Records, PendingBytes: res.PendingBytes, Trace: res.Trace}
+	if tr.Trace == nil {
+		tr.Trace = &importer.ClaudeTrace{}
+	}
 	for _, rec := range res.Records {
 		switch {
 		case rec.Fold != nil:

@@ -10,6 +10,7 @@ import { formatDateTime, formatDayKey, formatInt, formatTokens, formatUSD, forma
 import {
   indexAtOrBefore,
   markerNear,
+  predictedColdText,
   SPEND_STACKS,
   type ColdChartData,
   type ContextChartData,
@@ -265,7 +266,7 @@ export function coldChart(box: HTMLElement, d: ColdChartData): ChartHandle {
     if (!f) return null;
     return [
       el("strong", {}, `${f.kind === "summary" ? "Fold" : "Prune"} at request ${formatInt(f.seq)}`),
-      `Predicted cold: ${f.predictedColdTokens === null ? "not priced" : formatInt(f.predictedColdTokens) + " tokens"}`,
+      `Predicted cold: ${predictedColdText(f)}`,
       `Actual cold: ${f.actualColdTokens === null ? "not measured yet" : formatInt(f.actualColdTokens) + " tokens"}`,
       `${f.decision === "decline" ? "Declined" : "Allowed"} (${f.reason || "—"})`,
     ];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { appendRecorded, coldChartData, contextChartData, indexAtOrBefore, lastDays, markerNear, spendChartData } from "./chartData";
+import { appendRecorded, coldChartData, contextChartData, indexAtOrBefore, lastDays, markerNear, predictedColdText, spendChartData } from "./chartData";
 import type { Fold, Series, SeriesPoint } from "./types";
 
 const point = (seq: number, contextTokens: number): SeriesPoint => ({
@@ -65,6 +65,12 @@ describe("chart 1: context per request", () => {
 });
 
 describe("chart 2: cold tokens per fold", () => {
+  it("a predicted figure with its band, as the tooltip says it", () => {
+    expect(predictedColdText(fold(10, { predictedColdTokens: 14_100, predictedColdBand: { low: 11_300, high: 16_800 } }))).toBe("14,100 tokens (11–17k)");
+    expect(predictedColdText(fold(10, { predictedColdTokens: 14_100, predictedColdBand: null }))).toBe("14,100 tokens");
+    expect(predictedColdText(fold(10, { predictedColdTokens: null }))).toBe("not priced");
+  });
+
   it("predicted beside actual, null when not measured", () => {
     const d = coldChartData([fold(10), fold(20, { actualColdTokens: null }), fold(30, { predictedColdTokens: null })]);
     expect(d.x).toEqual([1, 2, 3]);

@@ -1,6 +1,7 @@
 // Series → chart data. uPlot wants column arrays aligned on one x axis;
 // building them is pure and tested here, the chart component only draws.
 
+import { formatInt, formatTokenRange } from "../format";
 import type { Fold, RequestRecorded, Series, Spend, SpendFigures } from "./types";
 
 // ---- chart 1: context fill per request ------------------------------------
@@ -122,6 +123,14 @@ export function coldChartData(folds: readonly Fold[]): ColdChartData {
     labels: folds.map((f) => `#${f.seq}`),
     folds: [...folds],
   };
+}
+
+/** A fold's predicted cold tokens as the tooltip says them: "14,100 tokens (11–17k)". */
+export function predictedColdText(f: Fold): string {
+  if (f.predictedColdTokens === null) return "not priced";
+  const band = f.predictedColdBand;
+  const range = band && band.high > band.low ? ` (${formatTokenRange(band.low, band.high)})` : "";
+  return `${formatInt(f.predictedColdTokens)} tokens${range}`;
 }
 
 // ---- overview: spend per day, stacked --------------------------------------

@@ -1,8 +1,55 @@
 import { describe, expect, it } from "vitest";
+import { formatTokenRange } from "../format";
 import { answeredByLabel, countdownText, decidedElsewhereNote, dialogModel, QuestionQueue, secondsLeft } from "./dialog";
 import { pending, quote } from "./testdata/quote";
 
 const texts = (p = pending()) => dialogModel(p).lines.map((l) => l.text);
+
+describe("a Claude Code fold's predicted parts (issue 12)", () => {
+  const prediction = {
+    low: 11_300,
+    high: 16_800,
+    parts: [
+      { name: "summary", tokens: 4_300 },
+      { name: "files", tokens: 7_000, count: 5 },
+      { name: "base", tokens: 2_800 },
+    ],
+  };
+
+  it("names the parts, the sum and the band after the plan", () => {
+    const lines = dialogModel(pending({ harness: "claude-code", prediction })).lines;
+    const i = lines.findIndex((l) => l.kind === "predicted");
+    expect(lines[i]).toEqual({ kind: "predicted", text: "Summary ~4.3k, 5 restored files 7k, base 2.8k → 14k re-read in full (11–17k)" });
+    expect(lines[i - 1]?.kind).toBe("summary");
+    expect(lines[i + 1]?.kind).toBe("prune");
+  });
+
+  it("one restored file is singular; plan, skills and a manual compaction's output are named", () => {
+    const p = { low: 5_000, high: 5_000, parts: [{ name: "summary", tokens: 4_000 }, { name: "files", tokens: 900, count: 1 }, { name: "plan+skills", tokens: 700 }, { name: "manual", tokens: 0 }] };
+    const line = dialogModel(pending({ prediction: p })).lines.find((l) => l.kind === "predicted");
+    expect(line?.text).toBe("Summary ~4k, 1 restored file 900, plan and skills 700 → 5.6k re-read in full");
+  });
+
+  it("leads with how long ago the cache expired", () => {
+    const lines = dialogModel(pending({ prediction: { ...prediction, cacheExpiredSeconds: 540 } })).lines;
+    expect(lines[0]).toEqual({ kind: "expired", text: "The cache expired 9 min ago: this rewrite costs little extra now", tone: "good" });
+    expect(lines.filter((l) => l.kind === "expired")).toHaveLength(1);
+    const hours = dialogModel(pending({ prediction: { ...prediction, cacheExpiredSeconds: 2 * 3600 } })).lines[0];
+    expect(hours?.text).toBe("The cache expired 2 h ago: this rewrite costs little extra now");
+  });
+
+  it("without a prediction nothing changes", () => {
+    expect(dialogModel(pending({ prediction: null })).lines.map((l) => l.kind)).not.toContain("predicted");
+    expect(dialogModel(pending({ prediction: { low: 0, high: 0, parts: [] } })).lines.map((l) => l.kind)).not.toContain("predicted");
+  });
+
+  it("formats a token range with the unit once", () => {
+    expect(formatTokenRange(11_300, 16_800)).toBe("11–17k");
+    expect(formatTokenRange(800, 1_200)).toBe("800–1.2k");
+    expect(formatTokenRange(4_000, 4_000)).toBe("4k");
+    expect(formatTokenRange(1_200_000, 3_000_000)).toBe("1.2–3M");
+  });
+});
 
 describe("dialog lines (ARCHITECTURE.md, The UI)", () => {
   it("describes summarize-then-prune-tail like the design's example", () => {

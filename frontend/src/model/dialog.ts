@@ -2,12 +2,12 @@
 // Pure: the component only renders what this returns, so every sentence the
 // user reads is unit-tested.
 
-import { formatCountdown, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
-import type { AnsweredBy, DecidedRewrite, PendingRewrite, Quote } from "./types";
+import { formatCountdown, formatInt, formatPercent, formatTokenRange, formatTokens, formatUSD } from "../format";
+import type { AnsweredBy, ColdPart, ColdPrediction, DecidedRewrite, PendingRewrite, Quote } from "./types";
 
 export interface DialogLine {
   /** Stable name of the line, for tests and styling. */
-  kind: "expired" | "context" | "summary" | "prune" | "break" | "breakEven" | "overThreshold" | "offPeak" | "unpriced";
+  kind: "expired" | "context" | "summary" | "predicted" | "prune" | "break" | "breakEven" | "overThreshold" | "offPeak" | "unpriced";
   text: string;
   tone?: "good" | "warn";
 }
@@ -100,6 +100,44 @@ function breakEvenLine(q: Quote): DialogLine | null {
   return { kind: "breakEven", text: `Pays for itself after ~${plural(n, "request", "requests")}` };
 }
 
+function partText(p: ColdPart): string {
+  const t = formatTokens(p.tokens);
+  switch (p.name) {
+    case "summary":
+      return `summary ~${t}`;
+    case "files": {
+      const n = p.count ?? 0;
+      return `${plural(n, "restored file", "restored files")} ${t}`;
+    }
+    case "plan+skills":
+      return `plan and skills ${t}`;
+    case "manual":
+      return `/compact output ${t}`;
+    default:
+      return `${p.name} ${t}`;
+  }
+}
+
+/** "Summary ~4.3k, 5 restored files 7k, base 2.8k → 14k re-read in full (11–17k)". */
+function predictedLine(p: ColdPrediction): DialogLine | null {
+  const parts = (p.parts ?? []).filter((x) => x.tokens > 0 || x.name === "summary");
+  if (parts.length === 0) return null;
+  const total = parts.reduce((n, x) => n + x.tokens, 0);
+  let text = parts.map(partText).join(", ");
+  text = text.charAt(0).toUpperCase() + text.slice(1);
+  text += ` → ${formatTokens(total)} re-read in full`;
+  if (p.high > p.low) text += ` (${formatTokenRange(p.low, p.high)})`;
+  return { kind: "predicted", text };
+}
+
+/** "9 min ago", "2 h ago", "just now". */
+function agoText(seconds: number): string {
+  if (seconds < 60) return "just now";
+  const min = Math.round(seconds / 60);
+  if (min < 90) return `${min} min ago`;
+  return `${Math.round(min / 60)} h ago`;
+}
+
 /** The dialog for one pending rewrite. */
 export function dialogModel(p: PendingRewrite): DialogModel {
   const sourceParts = [p.harness || "a harness", `session ${p.session}`];
@@ -116,10 +154,22 @@ export function dialogModel(p: PendingRewrite): DialogModel {
     return model;
   }
   const lines = model.lines;
+  const pred = p.prediction ?? null;
+  const expiredAgo = pred?.cacheExpiredSeconds ?? 0;
   // ARCHITECTURE.md, "Modes and decisions": when the cache is already cold the dialog leads with it.
-  if (q.cacheExpired) lines.push({ kind: "expired", text: "Cache already expired — this rewrite costs nothing extra", tone: "good" });
+  if (expiredAgo > 0) {
+    lines.push({ kind: "expired", text: `The cache expired ${agoText(expiredAgo)}: this rewrite costs little extra now`, tone: "good" });
+  } else if (q.cacheExpired) {
+    lines.push({ kind: "expired", text: "Cache already expired — this rewrite costs nothing extra", tone: "good" });
+  }
   lines.push({ kind: "context", text: contextLine(q) });
   lines.push(...planLines(q));
+  // The predicted parts follow the summary they start with.
+  const pl = pred ? predictedLine(pred) : null;
+  if (pl) {
+    const at = lines.findIndex((l) => l.kind === "summary");
+    lines.splice(at < 0 ? lines.length : at + 1, 0, pl);
+  }
   lines.push(breakLine(q));
   const be = breakEvenLine(q);
   if (be) lines.push(be);

@@ -97,6 +97,8 @@ export interface Fold {
   preTokens: number;
   /** null when the rewrite was not priced (off mode, a failed quote, an import without figures). */
   predictedColdTokens: number | null;
+  /** Where the prediction may fall (a Claude Code fold's band); null when none was predicted. */
+  predictedColdBand?: ColdBand | null;
   actualColdTokens: number | null;
   summaryCall: CallUsage | null;
   decision: Decision | "";
@@ -108,6 +110,12 @@ export interface Fold {
   applied: boolean | null;
   costUSD: number;
   source?: "api" | "import";
+}
+
+/** storage.ColdBand. */
+export interface ColdBand {
+  low: number;
+  high: number;
 }
 
 export interface Series {
@@ -157,9 +165,26 @@ export interface PendingRewrite {
   turn: string;
   mode: Mode;
   quote: Quote | null;
+  /** The harness's own account of the cold tokens (api.ColdPrediction), when it sent one. */
+  prediction?: ColdPrediction | null;
   askedAt: string;
   deadlineAt: string;
   deadlineSeconds: number;
+}
+
+/** One part of a predicted cold figure: "summary", "files" (count files), "plan+skills", "base", "manual". */
+export interface ColdPart {
+  name: string;
+  tokens: number;
+  count?: number;
+}
+
+/** api.ColdPrediction: the band of the cold tokens, its parts, and how long ago the cache expired (0: warm). */
+export interface ColdPrediction {
+  low: number;
+  high: number;
+  parts?: ColdPart[];
+  cacheExpiredSeconds?: number;
 }
 
 /** The rewrite.decided event. */

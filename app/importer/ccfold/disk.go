@@ -1,0 +1,199 @@
+package ccfold
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"tollgate/app/importer"
+)
+
+// The package's I/O, for its callers (the hook, `tollgate price`): the
+// session's files on this machine, and the project's earlier transcripts.
+// The predictor itself reads only through Env.
+
+// OSFiles is the session's files on this machine: bounded reads, nothing
+// written.
+type OSFiles struct{}
+
+// Stat implements FileSource.
+func (OSFiles) Stat(path string) (int64, time.Time, bool) {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, time.Time{}, false
+	}
+	return st.Size(), st.ModTime(), true
+}
+
+// Read implements FileSource.
+func (OSFiles) Read(path string, limit int64) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil || int64(len(b)) > limit {
+		return "", false
+	}
+	return string(b), true
+}
+
+// Bounds of what EarlierSessions reads: the most recent transcripts beside
+// the session's, each and all together at most so many bytes (the hook
+// must answer in seconds).
+const (
+	historySessions   = 8
+	historyFileBytes  = 16 << 20
+	historyTotalBytes = 48 << 20
+)
+
+// EarlierSessions is what the project's earlier sessions teach the
+// predictor: the transcripts beside path (Claude Code keeps one folder per
+// project) that ended before the moment before (the session's start) and
+// have a fold, the most recently written first, replayed oldest first —
+// their summaries' sizes, the base, the cached prefix of each Claude Code
+// version. Unreadable files are passed over; "" or a missing path gives an
+// empty history.
+func EarlierSessions(path string, before time.Time) *History {
+	return EarlierSessionsFrom(path, before, osTranscripts{})
+}
+
+// Transcripts reads transcripts for EarlierSessionsFrom: whether one has a
+// fold, and its trace.
+type Transcripts interface {
+	HasFold(path string) bool
+	Trace(path string) (*importer.ClaudeTrace, error)
+}
+
+type osTranscripts struct{}
+
+func (osTranscripts) HasFold(path string) bool                         { return HasFold(path) }
+func (osTranscripts) Trace(path string) (*importer.ClaudeTrace, error) { return ReadTrace(path) }
+
+// EarlierSessionsFrom is EarlierSessions reading the transcripts through
+// read: an import that predicts many sessions of one project (a cache)
+// reads each once.
+func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *History {
+	h := NewHistory()
+	if path == "" {
+		return h
+	}
+	self, err := os.Stat(path)
+	if err != nil {
+		return h
+	}
+	paths, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.jsonl"))
+	type cand struct {
+		path string
+		mod  time.Time
+		size int64
+	}
+	var cands []cand
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || os.SameFile(st, self) || st.Size() > historyFileBytes || !st.Mode().IsRegular() {
+			continue
+		}
+		cands = append(cands, cand{p, st.ModTime(), st.Size()})
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].mod.After(cands[j].mod) })
+	var total int64
+	var take []cand
+	for _, c := range cands {
+		if len(take) == historySessions || total+c.size > historyTotalBytes {
+			break
+		}
+		take = append(take, c)
+		total += c.size
+	}
+	type earlier struct {
+		tr    *importer.ClaudeTrace
+		start time.Time
+	}
+	var learn []earlier
+	for _, c := range take {
+		if !read.HasFold(c.path) {
+			continue // what a session without a fold teaches (a restart's prefix) is not worth decoding it
+		}
+		tr, err := read.Trace(c.path)
+		if err != nil {
+			continue
+		}
+		start, end := span(tr)
+		if end.IsZero() || !end.Before(before) {
+			continue // empty, or not over when this session started
+		}
+		learn = append(learn, earlier{tr, start})
+	}
+	sort.Slice(learn, func(i, j int) bool { return learn[i].start.Before(learn[j].start) })
+	for _, e := range learn {
+		Replay(e.tr, h, Env{})
+	}
+	return h
+}
+
+// HasFold says the transcript has a compact_boundary line, reading it in
+// chunks without decoding it.
+func HasFold(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	key := []byte(`"compact_boundary"`)
+	buf := make([]byte, 256<<10)
+	keep := 0
+	for {
+		n, err := f.Read(buf[keep:])
+		if bytes.Contains(buf[:keep+n], key) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		// Keep the tail, in case the key spans two reads.
+		keep = copy(buf, buf[max(keep+n-len(key), 0):keep+n])
+	}
+}
+
+// span is the first and last moment of a trace (zero when it has none).
+func span(tr *importer.ClaudeTrace) (first, last time.Time) {
+	for _, e := range tr.Events {
+		if e.At.IsZero() {
+			continue
+		}
+		if first.IsZero() {
+			first = e.At
+		}
+		last = e.At
+	}
+	return first, last
+}
+
+// Start is the first moment of a trace (zero when it has none).
+func Start(tr *importer.ClaudeTrace) time.Time {
+	first, _ := span(tr)
+	return first
+}
+
+// ReadTrace reads a Claude Code main transcript's trace; a line being
+// written or corrupt is passed over.
+func ReadTrace(path string) (*importer.ClaudeTrace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, err := importer.Parse(f, importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Live: true, Trace: true})
+	if err != nil {
+		return nil, err
+	}
+	if res.Trace == nil {
+		return &importer.ClaudeTrace{}, nil
+	}
+	return res.Trace, nil
+}

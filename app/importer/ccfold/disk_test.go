@@ -1,0 +1,103 @@
+package ccfold
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// OSFiles reads regular files whole up to the limit, and nothing else.
+func TestOSFiles(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.go")
+	if err := os.WriteFile(p, []byte(strings.Repeat("x", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mt := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(p, mt, mt); err != nil {
+		t.Fatal(err)
+	}
+	var fs OSFiles
+	if size, got, ok := fs.Stat(p); !ok || size != 100 || !got.Equal(mt) {
+		t.Fatalf("stat %d %v %v", size, got, ok)
+	}
+	if text, ok := fs.Read(p, 100); !ok || len(text) != 100 {
+		t.Fatalf("read %d %v", len(text), ok)
+	}
+	if _, ok := fs.Read(p, 99); ok {
+		t.Fatal("read past the limit")
+	}
+	for _, q := range []string{dir, filepath.Join(dir, "none")} {
+		if _, _, ok := fs.Stat(q); ok {
+			t.Fatalf("stat %s: ok", q)
+		}
+		if _, ok := fs.Read(q, 1<<20); ok {
+			t.Fatalf("read %s: ok", q)
+		}
+	}
+}
+
+// EarlierSessions learns only from transcripts beside the session that
+// ended before it began.
+func TestEarlierSessions(t *testing.T) {
+	data := sharedData(t)
+	dir := t.TempDir()
+	copyTo := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(data, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	older := copyTo("258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+	later := copyTo("4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+	tr, err := ReadTrace(later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := EarlierSessions(later, Start(tr))
+	if len(h.summaries) != 1 || h.summaries[0] != 3642 {
+		t.Fatalf("learned summaries %v, want the older session's", h.summaries)
+	}
+	// The older session learns nothing from the later one.
+	otr, err := ReadTrace(older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := EarlierSessions(older, Start(otr)); len(h.summaries) != 0 || len(h.prefix) != 0 {
+		t.Fatalf("learned from a later session: %+v", h)
+	}
+	if h := EarlierSessions(filepath.Join(dir, "none.jsonl"), time.Now()); len(h.summaries) != 0 {
+		t.Fatal("a missing path taught something")
+	}
+}
+
+// HasFold finds a boundary anywhere, across the reads' seams too.
+func TestHasFold(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		at   int
+		want bool
+	}{{0, true}, {256<<10 - 5, true}, {600 << 10, true}, {-1, false}} {
+		text := []byte(strings.Repeat("x", 700<<10))
+		if c.at >= 0 {
+			copy(text[c.at:], `"compact_boundary"`)
+		}
+		p := filepath.Join(dir, "t.jsonl")
+		if err := os.WriteFile(p, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := HasFold(p); got != c.want {
+			t.Errorf("boundary at %d: %v", c.at, got)
+		}
+	}
+	if HasFold(filepath.Join(dir, "none")) {
+		t.Error("a missing file has a fold")
+	}
+}
