@@ -349,9 +349,9 @@ func (s *Service) Done() <-chan error { return s.serveErr }
 // reprice re-prices stored requests with today's prices (an explicit
 // action: history otherwise keeps the prices it was billed at).
 func (s *Service) reprice(ctx context.Context, session string) (int64, int64, error) {
-	return s.DB.Reprice(ctx, session, func(r storage.ExportedRequest) (pricing.Cost, string, string, bool, error) {
+	return s.DB.Reprice(ctx, session, func(r storage.ExportedRequest) (sqlite.Repriced, error) {
 		pu, err := s.settings.PriceUsage(r.Profile, r.Provider, r.Model, r.At, r.Usage)
-		return pu.Cost, pu.Prices, string(pu.PricedBy), pu.OffPeak, err
+		return sqlite.Repriced{Cost: pu.Cost, Prices: pu.Prices, PricedBy: string(pu.PricedBy), OffPeak: pu.OffPeak, TTLSeconds: pu.TTLSeconds}, err
 	})
 }
 

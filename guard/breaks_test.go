@@ -152,4 +152,14 @@ func TestLiveLedgerOverTheAPI(t *testing.T) {
 	if code := g.call("POST", "/v1/sessions/s1/requests", map[string]any{"requestId": "z", "thread": string(long), "usage": map[string]int64{}}, &e); code != 400 || e.Error.Field != "thread" {
 		t.Errorf("long thread: %d %+v", code, e)
 	}
+	// The summary calls' prefix is the ledger's: a harness cannot use it to
+	// switch judging off; startedBy is a word.
+	for field, body := range map[string]map[string]any{
+		"thread":    {"requestId": "c", "thread": "compaction:x", "usage": map[string]int64{}},
+		"startedBy": {"requestId": "b", "startedBy": "Robert'); DROP", "usage": map[string]int64{}},
+	} {
+		if code := g.call("POST", "/v1/sessions/s1/requests", body, &e); code != 400 || e.Error.Field != field {
+			t.Errorf("%s: %d %+v", field, code, e)
+		}
+	}
 }

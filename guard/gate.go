@@ -182,6 +182,14 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 	if b.ThresholdTokens < 0 {
 		return rec, "thresholdTokens", "must be ≥ 0"
 	}
+	if strings.HasPrefix(b.Thread, "compaction:") {
+		// The ledger reserves it for summary calls, each a thread of its
+		// own that is never judged: a harness must not switch judging off.
+		return rec, "thread", `the "compaction:" prefix is reserved; report a summary call with purpose compaction`
+	}
+	if len(b.StartedBy) > 64 || strings.Trim(b.StartedBy, "abcdefghijklmnopqrstuvwxyz-") != "" {
+		return rec, "startedBy", "want a word such as user-prompt or tool-result (lower case and '-', at most 64 bytes)"
+	}
 	if len(b.Thread) > 256 {
 		return rec, "thread", "longer than 256 bytes"
 	}
@@ -208,7 +216,7 @@ func (s *Server) requestRecord(session string, b api.RequestReport) (storage.Req
 		Profile: b.Profile, Provider: b.Provider, Model: b.Model,
 		Usage: pricing.Usage(*b.Usage),
 		// What started an API-reported request is what it was for.
-		Thread: b.Thread, StartedBy: b.Purpose,
+		Thread: b.Thread, StartedBy: cmpOr(b.StartedBy, b.Purpose),
 	}
 	return rec, "", ""
 }

@@ -115,8 +115,8 @@ func TestRebuildMatchesIncremental(t *testing.T) {
 		t.Fatalf("rebuilt\n%+v\nincremental\n%+v", again, got)
 	}
 	// Re-priced at twice the miss price: premiums follow.
-	if _, _, err := db.Reprice(ctx, "cc:1", func(r storage.ExportedRequest) (pricing.Cost, string, string, bool, error) {
-		return pricing.Cost{}, `{"pricePerMTokens":6}`, "profile", false, nil
+	if _, _, err := db.Reprice(ctx, "cc:1", func(r storage.ExportedRequest) (Repriced, error) {
+		return Repriced{Prices: `{"pricePerMTokens":6}`, PricedBy: "profile"}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}

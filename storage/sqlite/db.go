@@ -105,11 +105,27 @@ func openWith(ctx context.Context, path string, ms []Migration) (*DB, error) {
 	}
 	db.writer = newGroupWriter(db)
 	// A database that predates the cache-break ledger gets it now, from
-	// its stored requests and rewrites.
-	if from > 0 && from < ledgerVersion && len(ms) >= ledgerVersion {
-		if err := db.RebuildBreaks(ctx, ""); err != nil {
+	// its stored requests and rewrites. PRAGMA user_version says the ledger
+	// was built: it is set only once the rebuild committed, so a start cut
+	// short (Ctrl-C, an error) rebuilds next time instead of leaving the
+	// older sessions without a ledger.
+	if len(ms) >= ledgerVersion {
+		var built int
+		if err := sqldb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&built); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("database %s: computing the cache-break ledger: %w", path, err)
+			return nil, fmt.Errorf("database %s: reading user_version: %w", path, err)
+		}
+		if built < ledgerVersion {
+			if from > 0 {
+				if err := db.RebuildBreaks(ctx, ""); err != nil {
+					db.Close()
+					return nil, fmt.Errorf("database %s: computing the cache-break ledger: %w", path, err)
+				}
+			}
+			if _, err := sqldb.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(ledgerVersion)); err != nil {
+				db.Close()
+				return nil, fmt.Errorf("database %s: recording the ledger: %w", path, err)
+			}
 		}
 	}
 	return db, nil
@@ -188,6 +204,12 @@ func (db *DB) migrate(ctx context.Context, ms []Migration) (int, error) {
 	if int(current.Int64) > len(ms) {
 		return 0, fmt.Errorf("database %s has schema version %d, newer than this tollgate knows (%d): upgrade tollgate", db.path, current.Int64, len(ms))
 	}
+	// The version alone is not proof: every applied migration must be the
+	// one this tollgate embeds under its number (a development build that
+	// shipped another 0004 would otherwise leave its schema behind unseen).
+	if err := checkApplied(ctx, tx, db.path, ms); err != nil {
+		return 0, err
+	}
 	now := time.Now().UnixMilli()
 	for _, m := range ms[current.Int64:] {
 		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
@@ -201,6 +223,30 @@ func (db *DB) migrate(ctx context.Context, ms []Migration) (int, error) {
 		return 0, fmt.Errorf("committing migrations: %w", err)
 	}
 	return int(current.Int64), nil
+}
+
+// checkApplied compares the recorded migrations with the embedded ones.
+func checkApplied(ctx context.Context, tx *sql.Tx, path string, ms []Migration) error {
+	rows, err := tx.QueryContext(ctx, "SELECT version, name FROM schema_migrations ORDER BY version")
+	if err != nil {
+		return fmt.Errorf("reading applied migrations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		var name string
+		if err := rows.Scan(&v, &name); err != nil {
+			return fmt.Errorf("reading applied migrations: %w", err)
+		}
+		if v < 1 || v > len(ms) || ms[v-1].Name != name {
+			want := "none"
+			if v >= 1 && v <= len(ms) {
+				want = ms[v-1].Name
+			}
+			return fmt.Errorf("database %s: migration %d was applied as %q, but this tollgate's is %q: the database comes from another build; move it aside (tollgate starts a new one)", path, v, name, want)
+		}
+	}
+	return rows.Err()
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns nil when it says ok.

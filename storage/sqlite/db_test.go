@@ -150,3 +150,49 @@ func TestMigrationNamesMustBeNumberedWithoutGaps(t *testing.T) {
 		}
 	}
 }
+
+// A database whose recorded migration differs from this build's under the
+// same number is refused, naming both, rather than trusted by its version.
+func TestOpenRefusesAMigrationAppliedUnderAnotherName(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tollgate.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL().ExecContext(ctx, "UPDATE schema_migrations SET name = '0004_reserved.sql' WHERE version = 4"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(ctx, path); err == nil || !strings.Contains(err.Error(), `migration 4 was applied as "0004_reserved.sql"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// The ledger of an upgraded database counts as built only once its rebuild
+// committed: a start cut short rebuilds on the next one.
+func TestLedgerRebuildIsRecordedOnlyWhenDone(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tollgate.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	if err := db.SQL().QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != ledgerVersion {
+		t.Fatalf("fresh database: user_version %d (%v), want %d", v, err, ledgerVersion)
+	}
+	// As a start that migrated but was stopped before the rebuild left it.
+	if _, err := db.SQL().ExecContext(ctx, "PRAGMA user_version = 0"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SQL().QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != ledgerVersion {
+		t.Fatalf("after the rebuild: user_version %d (%v), want %d", v, err, ledgerVersion)
+	}
+}

@@ -81,8 +81,18 @@ func (db *DB) ExportRewrites(ctx context.Context, sessionID string, fn func(stor
 	return rows.Err()
 }
 
+// Repriced is a stored request priced again: its cost, the prices and the
+// cache TTL that made it.
+type Repriced struct {
+	Cost       pricing.Cost
+	Prices     string // JSON
+	PricedBy   string
+	OffPeak    bool
+	TTLSeconds int64 // the profile's ttlSeconds, for the cache-break ledger (0: keep the stored one)
+}
+
 // Repricer prices one stored request again with today's prices.
-type Repricer func(r storage.ExportedRequest) (cost pricing.Cost, prices string, pricedBy string, offPeak bool, err error)
+type Repricer func(r storage.ExportedRequest) (Repriced, error)
 
 // Reprice re-prices the requests of one session ("" = all) in one
 // transaction and recomputes the session totals. Costs are stored with the
@@ -93,15 +103,21 @@ func (db *DB) Reprice(ctx context.Context, sessionID string, price Repricer) (re
 		return 0, 0, err
 	}
 	_, err = db.writer.submit(ctx, func(tx querier) (any, error) {
+		// The usage is in the WHERE clause: a row an import grew since it
+		// was read keeps the cost the import gave it, priced today anyway.
 		const update = `UPDATE requests SET cost_input = ?, cost_cache_read = ?, cost_cache_write = ?, cost_output = ?,
-			cost_usd = ?, prices = ?, priced_by = ?, off_peak = ? WHERE session_id = ? AND request_id = ?`
+			cost_usd = ?, prices = ?, priced_by = ?, off_peak = ?, ttl_seconds = CASE WHEN ? > 0 THEN ? ELSE ttl_seconds END
+			WHERE session_id = ? AND request_id = ?
+			AND input = ? AND cache_read = ? AND cache_write = ? AND cache_write_1h = ? AND output = ?`
 		touched := map[string]bool{}
 		for _, r := range all {
-			c, prices, by, off, err := price(r)
+			p, err := price(r)
 			if err != nil {
 				return nil, fmt.Errorf("pricing request %q of %q: %w", r.RequestID, r.Session, err)
 			}
-			if _, err := tx.ExecContext(ctx, update, c.Input, c.CacheRead, c.CacheWrite, c.Output, c.Total, prices, by, boolInt(off), r.Session, r.RequestID); err != nil {
+			c, u := p.Cost, r.Usage
+			if _, err := tx.ExecContext(ctx, update, c.Input, c.CacheRead, c.CacheWrite, c.Output, c.Total, p.Prices, p.PricedBy, boolInt(p.OffPeak),
+				p.TTLSeconds, p.TTLSeconds, r.Session, r.RequestID, u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output); err != nil {
 				return nil, err
 			}
 			touched[r.Session] = true

@@ -42,7 +42,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"tollgate/app/home"
@@ -361,35 +360,18 @@ func recordUsage(ctx context.Context, c *client.Client, session, path string, tr
 	if len(reqs) == 0 {
 		return
 	}
+	// One sender, in transcript order: the ledger judges each request
+	// against the previous one of its thread by the order they are stored.
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	jobs := make(chan client.Request)
-	var wg sync.WaitGroup
-	var once sync.Once
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range jobs {
-				r.Harness, r.Profile, r.Provider = Name, profile, "anthropic"
-				r.ContextWindow, r.ThresholdTokens = window, threshold
-				if _, err := c.RecordRequest(ctx, session, r); err != nil {
-					once.Do(func() { log.Warn("recording Claude Code usage", "session", session, "err", err) })
-				}
-			}
-		}()
-	}
 	for _, r := range reqs {
-		select {
-		case jobs <- r:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
+		r.Harness, r.Profile, r.Provider = Name, profile, "anthropic"
+		r.ContextWindow, r.ThresholdTokens = window, threshold
+		if _, err := c.RecordRequest(ctx, session, r); err != nil {
+			log.Warn("recording Claude Code usage", "session", session, "err", err)
+			return // tollgate is gone or refuses: the rest would fare no better
 		}
 	}
-	close(jobs)
-	wg.Wait()
 }
 
 // requestsOf appends the records' requests as API reports (folds are left
@@ -397,7 +379,8 @@ func recordUsage(ctx context.Context, c *client.Client, session, path string, tr
 func requestsOf(recs []importer.Record, out []client.Request) []client.Request {
 	for _, rec := range recs {
 		if q := rec.Request; q != nil {
-			out = append(out, client.Request{RequestID: q.ID, Model: q.Model, Purpose: q.Purpose, At: api.At(q.At), Usage: api.Report(q.Usage)})
+			out = append(out, client.Request{RequestID: q.ID, Model: q.Model, Purpose: q.Purpose, Thread: q.Thread, StartedBy: q.StartedBy,
+				At: api.At(q.At), Usage: api.Report(q.Usage)})
 		}
 	}
 	return out

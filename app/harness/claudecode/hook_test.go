@@ -203,3 +203,14 @@ func FuzzParseClaudeTranscript(f *testing.F) {
 		}
 	})
 }
+
+// The hook reports each request with the thread and what started it, as
+// the importer reads them: the cache-break ledger judges a request against
+// the previous one of its thread.
+func TestRequestsOfKeepThreadAndStartedBy(t *testing.T) {
+	recs := []importer.Record{{Request: &importer.Request{ID: "m1", Purpose: importer.PurposeSubagent, Thread: "agent-a1", StartedBy: "thread-start"}}}
+	got := requestsOf(recs, nil)
+	if len(got) != 1 || got[0].Thread != "agent-a1" || got[0].StartedBy != "thread-start" || got[0].Purpose != importer.PurposeSubagent {
+		t.Fatalf("%+v", got)
+	}
+}

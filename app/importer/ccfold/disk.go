@@ -30,7 +30,7 @@ func (OSFiles) Stat(path string) (int64, time.Time, bool) {
 
 // Read implements FileSource.
 func (OSFiles) Read(path string, limit int64) (string, bool) {
-	f, err := os.Open(path)
+	f, err := importer.OpenRegular(path)
 	if err != nil {
 		return "", false
 	}
@@ -139,7 +139,7 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 // HasFold says the transcript has a compact_boundary line, reading it in
 // chunks without decoding it.
 func HasFold(path string) bool {
-	f, err := os.Open(path)
+	f, err := importer.OpenRegular(path)
 	if err != nil {
 		return false
 	}
@@ -183,7 +183,7 @@ func Start(tr *importer.ClaudeTrace) time.Time {
 // ReadTrace reads a Claude Code main transcript's trace; a line being
 // written or corrupt is passed over.
 func ReadTrace(path string) (*importer.ClaudeTrace, error) {
-	f, err := os.Open(path)
+	f, err := importer.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -99,5 +100,27 @@ func TestHasFold(t *testing.T) {
 	}
 	if HasFold(filepath.Join(dir, "none")) {
 		t.Error("a missing file has a fold")
+	}
+}
+
+// A FIFO where a restored file or CLAUDE.md is expected is refused at once:
+// opening it for reading would block until a writer came.
+func TestOSFilesRefusesAFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "CLAUDE.md")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan bool, 1)
+	go func() {
+		_, ok := OSFiles{}.Read(path, 1<<20)
+		done <- ok
+	}()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Fatal("a FIFO was read as a file")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a FIFO blocked")
 	}
 }
