@@ -60,8 +60,8 @@ type RequestReport struct {
 	Profile         string       `json:"profile,omitempty"`
 	Provider        string       `json:"provider,omitempty"`
 	Model           string       `json:"model,omitempty"`
-	Purpose         string       `json:"purpose,omitempty"` // conversation | compaction | subagent
-	Thread          string       `json:"thread,omitempty"`  // the conversation it continues ("" the main one; each subagent its own): the cache-break ledger's unit
+	Purpose         string       `json:"purpose,omitempty"`   // conversation | compaction | subagent
+	Thread          string       `json:"thread,omitempty"`    // the conversation it continues ("" the main one; each subagent its own): the cache-break ledger's unit
 	StartedBy       string       `json:"startedBy,omitempty"` // what the harness appended since the thread's previous request (user-prompt, tool-result, task-notification, …); absent: the purpose
 	Turn            Turn         `json:"turn,omitempty"`
 	At              string       `json:"at,omitempty"` // RFC 3339 (see At); absent: when the guard receives it
