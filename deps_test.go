@@ -42,7 +42,8 @@ var depRules = []depRule{
 	// The rooms of app/. A harness integration and the simulator reach
 	// tollgate only through guard/client, like any harness.
 	{pattern: "app/home"},
-	{pattern: "app/importer", module: []string{"pricing"}, external: []string{"github.com/klauspost/compress/"}},
+	{pattern: "app/importer/jsonl", external: []string{"github.com/klauspost/compress/"}},
+	{pattern: "app/importer", module: []string{"app/importer/jsonl", "pricing"}},
 	{pattern: "app/importer/testcorpus"},
 	{pattern: "app/importer/ccfold", module: []string{"app/importer"}},
 	{pattern: "app/harness/claudecode", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/importer/ccfold", "app/home"}},
@@ -50,7 +51,7 @@ var depRules = []depRule{
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
 	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/home", "guard/api"}},
 	{pattern: "app/config", module: []string{"app/home", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
-	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
+	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/importer/jsonl", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"tollgate/app/importer/jsonl"
 )
 
 // A Claude Code trace (Options.Trace) is the structure of a main transcript
@@ -144,51 +146,51 @@ func (t *tracer) line(b []byte, n int, req *Request, fold *Fold) {
 		sidechain, meta, compactSummary       bool
 		content, result                       []byte // raw message.content and toolUseResult
 	)
-	s := scanner{b: b}
+	s := jsonl.Scanner{B: b}
 	raw := func() []byte {
-		s.ws()
-		start := s.i
-		s.skip()
-		return b[start:s.i]
+		s.Ws()
+		start := s.I
+		s.Skip()
+		return b[start:s.I]
 	}
-	s.object(func(k []byte) {
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "type":
-			typ = s.str()
+			typ = s.Str()
 		case "subtype":
-			subtype = s.str()
+			subtype = s.Str()
 		case "timestamp":
-			timestamp = s.str()
+			timestamp = s.Str()
 		case "cwd":
-			cwd = s.str()
+			cwd = s.Str()
 		case "version":
-			version = s.str()
+			version = s.Str()
 		case "isSidechain":
-			sidechain = s.boolean()
+			sidechain = s.Boolean()
 		case "isMeta":
-			meta = s.boolean()
+			meta = s.Boolean()
 		case "isCompactSummary":
-			compactSummary = s.boolean()
+			compactSummary = s.Boolean()
 		case "message":
-			if s.peek() != '{' {
-				s.skip()
+			if s.Peek() != '{' {
+				s.Skip()
 				return
 			}
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				if string(k) == "content" {
 					content = raw()
 				} else {
-					s.skip()
+					s.Skip()
 				}
 			})
 		case "toolUseResult":
 			result = raw()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
-	s.end()
-	if s.err != nil || sidechain {
+	s.End()
+	if s.Err != nil || sidechain {
 		return
 	}
 	if cwd != "" {
@@ -243,43 +245,43 @@ func (t *tracer) line(b []byte, n int, req *Request, fold *Fold) {
 // assistantBlocks measures an assistant message's content (text, thinking,
 // tool names and inputs) and remembers its file tools' inputs.
 func (t *tracer) assistantBlocks(content []byte) int {
-	s := scanner{b: content}
-	if s.peek() != '[' {
+	s := jsonl.Scanner{B: content}
+	if s.Peek() != '[' {
 		return 0
 	}
 	n := 0
 	eachElem(&s, func() {
 		var typ, id, name string
 		var input []byte
-		s.object(func(k []byte) {
+		s.Object(func(k []byte) {
 			switch string(k) {
 			case "type":
-				typ = s.str()
+				typ = s.Str()
 			case "id":
-				id = s.str()
+				id = s.Str()
 			case "name":
-				name = s.str()
+				name = s.Str()
 			case "text", "thinking":
-				if s.peek() == '"' {
-					n += s.strLen()
+				if s.Peek() == '"' {
+					n += s.StrLen()
 				} else {
-					s.skip()
+					s.Skip()
 				}
 			case "input":
-				s.ws()
-				start := s.i
-				s.skip()
-				input = content[start:s.i]
+				s.Ws()
+				start := s.I
+				s.Skip()
+				input = content[start:s.I]
 			default:
-				s.skip()
+				s.Skip()
 			}
 		})
 		n += len(input) + len(name)
-		if typ == "tool_use" && fileTool(name) && s.err == nil {
+		if typ == "tool_use" && fileTool(name) && s.Err == nil {
 			t.toolUses[id] = traceToolUse{name, append(json.RawMessage(nil), input...)}
 		}
 	})
-	if s.err != nil {
+	if s.Err != nil {
 		return 0
 	}
 	return n
@@ -289,54 +291,54 @@ func (t *tracer) assistantBlocks(content []byte) int {
 // and tool results' text) and lists its tool results' ids; a meta
 // message's text is returned too (for the skill it names).
 func userContent(content []byte, meta bool) (n int, text string, uses []string) {
-	s := scanner{b: content}
+	s := jsonl.Scanner{B: content}
 	var sb strings.Builder
 	str := func() {
 		if meta {
-			v := s.str()
+			v := s.Str()
 			sb.WriteString(v)
 			n += len(v)
 		} else {
-			n += s.strLen()
+			n += s.StrLen()
 		}
 	}
-	switch s.peek() {
+	switch s.Peek() {
 	case '"':
 		str()
 	case '[':
 		eachElem(&s, func() {
 			var typ, id string
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				switch string(k) {
 				case "type":
-					typ = s.str()
+					typ = s.Str()
 				case "tool_use_id":
-					id = s.str()
+					id = s.Str()
 				case "text":
-					if s.peek() == '"' {
+					if s.Peek() == '"' {
 						str()
 					} else {
-						s.skip()
+						s.Skip()
 					}
 				case "content":
-					switch s.peek() {
+					switch s.Peek() {
 					case '"':
 						str()
 					case '[':
 						eachElem(&s, func() {
-							s.object(func(k []byte) {
-								if string(k) == "text" && s.peek() == '"' {
+							s.Object(func(k []byte) {
+								if string(k) == "text" && s.Peek() == '"' {
 									str()
 								} else {
-									s.skip()
+									s.Skip()
 								}
 							})
 						})
 					default:
-						s.skip()
+						s.Skip()
 					}
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 			if typ == "tool_result" {
@@ -346,7 +348,7 @@ func userContent(content []byte, meta bool) (n int, text string, uses []string) 
 	default:
 		return 0, "", nil
 	}
-	if s.err != nil {
+	if s.Err != nil {
 		return 0, "", nil
 	}
 	return n, sb.String(), uses
@@ -354,28 +356,28 @@ func userContent(content []byte, meta bool) (n int, text string, uses []string) 
 
 // eachElem walks an array, calling elem for every element that is an
 // object (others are skipped).
-func eachElem(s *scanner, elem func()) {
-	if !s.expect('[') {
+func eachElem(s *jsonl.Scanner, elem func()) {
+	if !s.Expect('[') {
 		return
 	}
-	if s.peek() == ']' {
-		s.i++
+	if s.Peek() == ']' {
+		s.I++
 		return
 	}
-	for s.err == nil {
-		if s.peek() == '{' {
+	for s.Err == nil {
+		if s.Peek() == '{' {
 			elem()
 		} else {
-			s.skip()
+			s.Skip()
 		}
-		switch s.peek() {
+		switch s.Peek() {
 		case ',':
-			s.i++
+			s.I++
 		case ']':
-			s.i++
+			s.I++
 			return
 		default:
-			s.fail("want ',' or ']' in an array")
+			s.Fail("want ',' or ']' in an array")
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )
 
@@ -284,58 +285,58 @@ func (p *claudeParser) parseLine(b []byte, n int) error {
 		}
 	}
 	var l ccLine
-	s := scanner{b: b}
-	s.object(func(k []byte) {
+	s := jsonl.Scanner{B: b}
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "type":
-			l.typ = s.str()
+			l.typ = s.Str()
 		case "subtype":
-			l.subtype = s.str()
+			l.subtype = s.Str()
 		case "timestamp":
-			l.timestamp = s.str()
+			l.timestamp = s.Str()
 		case "sessionId":
-			l.sessionID = s.str()
+			l.sessionID = s.Str()
 		case "requestId":
-			l.requestID = s.str()
+			l.requestID = s.Str()
 		case "uuid":
-			l.uuid = s.str()
+			l.uuid = s.Str()
 		case "cwd":
 			if needMeta {
-				l.cwd = s.str()
+				l.cwd = s.Str()
 			} else {
-				s.skip()
+				s.Skip()
 			}
 		case "isSidechain":
-			l.sidechain = s.boolean()
+			l.sidechain = s.Boolean()
 		case "isCompactSummary":
-			l.compactSummary = s.boolean()
+			l.compactSummary = s.Boolean()
 		case "message":
-			if s.peek() != '{' {
-				s.skip()
+			if s.Peek() != '{' {
+				s.Skip()
 				return
 			}
 			p.message(&s, &l, hasUsage)
 		case "compactMetadata":
-			if s.isNull() {
+			if s.IsNull() {
 				return
 			}
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				switch string(k) {
 				case "trigger":
-					l.trigger = s.str()
+					l.trigger = s.Str()
 				case "preTokens":
-					l.preTokens = s.count()
+					l.preTokens = s.Count()
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
-	s.end()
-	if s.err != nil {
-		return s.err
+	s.End()
+	if s.Err != nil {
+		return s.Err
 	}
 	if p.st.Session == "" && l.sessionID != "" {
 		p.st.Session = l.sessionID
@@ -408,137 +409,137 @@ func (p *claudeParser) measure(l *ccLine) {
 // topType reads the top-level "type" of a line when it comes before any
 // nested value, within the first few fields; ok is false otherwise.
 func topType(b []byte) (typ []byte, ok bool) {
-	s := scanner{b: b}
-	if !s.expect('{') {
+	s := jsonl.Scanner{B: b}
+	if !s.Expect('{') {
 		return nil, false
 	}
 	for n := 0; n < 16; n++ {
-		key, _ := s.stringRaw()
-		if !s.expect(':') {
+		key, _ := s.StringRaw()
+		if !s.Expect(':') {
 			return nil, false
 		}
-		switch s.peek() {
+		switch s.Peek() {
 		case '"':
-			v, esc := s.stringRaw()
-			if s.err == nil && !esc && string(key) == "type" {
+			v, esc := s.StringRaw()
+			if s.Err == nil && !esc && string(key) == "type" {
 				return v, true
 			}
 		case '{', '[', 0:
 			return nil, false
 		default:
-			s.skip()
+			s.Skip()
 		}
-		if s.err != nil || s.peek() != ',' {
+		if s.Err != nil || s.Peek() != ',' {
 			return nil, false
 		}
-		s.i++
+		s.I++
 	}
 	return nil, false
 }
 
 // message decodes the fields of message the parser needs.
-func (p *claudeParser) message(s *scanner, l *ccLine, hasUsage bool) {
-	s.object(func(k []byte) {
+func (p *claudeParser) message(s *jsonl.Scanner, l *ccLine, hasUsage bool) {
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "id":
-			l.msgID = s.str()
+			l.msgID = s.Str()
 		case "model":
-			l.model = s.str()
+			l.model = s.Str()
 		case "usage":
-			if s.isNull() {
+			if s.IsNull() {
 				return
 			}
 			l.hasUsage = true
 			l.usage = claudeUsage(s)
 		case "content":
-			start := s.i
+			start := s.I
 			if p.st.FoldOpen {
 				l.summaryChars = contentChars(s)
 			} else {
-				s.skip()
+				s.Skip()
 			}
-			l.contentBytes, l.hasContent = int64(s.i-start), true
+			l.contentBytes, l.hasContent = int64(s.I-start), true
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 }
 
 // contentChars measures the text of a message's content: a string, or an
 // array of blocks with "text".
-func contentChars(s *scanner) int {
-	switch s.peek() {
+func contentChars(s *jsonl.Scanner) int {
+	switch s.Peek() {
 	case '"':
-		return s.strLen()
+		return s.StrLen()
 	case '[':
 	default:
-		s.skip()
+		s.Skip()
 		return 0
 	}
 	n := 0
-	s.i++
-	if s.peek() == ']' {
-		s.i++
+	s.I++
+	if s.Peek() == ']' {
+		s.I++
 		return 0
 	}
-	for s.err == nil {
-		if s.peek() == '{' {
-			s.object(func(k []byte) {
-				if string(k) == "text" && s.peek() == '"' {
-					n += s.strLen()
+	for s.Err == nil {
+		if s.Peek() == '{' {
+			s.Object(func(k []byte) {
+				if string(k) == "text" && s.Peek() == '"' {
+					n += s.StrLen()
 				} else {
-					s.skip()
+					s.Skip()
 				}
 			})
 		} else {
-			s.skip()
+			s.Skip()
 		}
-		switch s.peek() {
+		switch s.Peek() {
 		case ',':
-			s.i++
+			s.I++
 		case ']':
-			s.i++
+			s.I++
 			return n
 		default:
-			s.fail("want ',' or ']' in content")
+			s.Fail("want ',' or ']' in content")
 		}
 	}
 	return n
 }
 
 // claudeUsage normalises an Anthropic usage object to disjoint counts.
-func claudeUsage(s *scanner) pricing.Usage {
+func claudeUsage(s *jsonl.Scanner) pricing.Usage {
 	var u pricing.Usage
 	var creation, w5, w1 int64
 	split := false
-	s.object(func(k []byte) {
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "input_tokens":
-			u.Input = s.count()
+			u.Input = s.Count()
 		case "cache_read_input_tokens":
-			u.CacheRead = s.count()
+			u.CacheRead = s.Count()
 		case "cache_creation_input_tokens":
-			creation = s.count()
+			creation = s.Count()
 		case "output_tokens":
-			u.Output = s.count()
+			u.Output = s.Count()
 		case "cache_creation":
-			if s.isNull() {
+			if s.IsNull() {
 				return
 			}
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				switch string(k) {
 				case "ephemeral_5m_input_tokens":
-					w5 = s.count()
+					w5 = s.Count()
 					split = true
 				case "ephemeral_1h_input_tokens":
-					w1 = s.count()
+					w1 = s.Count()
 					split = true
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 	if split {

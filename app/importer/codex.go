@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )
 
@@ -144,83 +145,83 @@ func (p *codexParser) line(b []byte, n int) error {
 		return nil
 	}
 	var l cxLine
-	s := scanner{b: b}
-	s.object(func(k []byte) {
+	s := jsonl.Scanner{B: b}
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "timestamp":
-			l.timestamp = s.str()
+			l.timestamp = s.Str()
 		case "type":
-			l.typ = s.str()
+			l.typ = s.Str()
 		case "payload":
-			if s.peek() != '{' {
-				s.skip()
+			if s.Peek() != '{' {
+				s.Skip()
 				return
 			}
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				switch string(k) {
 				case "type":
-					l.ptype = s.str()
+					l.ptype = s.Str()
 				case "id":
-					if s.peek() == '"' {
-						l.id = s.str()
+					if s.Peek() == '"' {
+						l.id = s.Str()
 					} else {
-						s.skip()
+						s.Skip()
 					}
 				case "model_provider":
-					l.provider = s.str()
+					l.provider = s.Str()
 				case "cwd":
-					l.cwd = s.str()
+					l.cwd = s.Str()
 				case "model":
-					if s.peek() == '"' {
-						l.model = s.str()
+					if s.Peek() == '"' {
+						l.model = s.Str()
 					} else {
-						s.skip()
+						s.Skip()
 					}
 				case "message":
-					if s.peek() == '"' {
-						l.message = s.strLen()
+					if s.Peek() == '"' {
+						l.message = s.StrLen()
 						l.hasMessage = true
 					} else {
-						s.skip()
+						s.Skip()
 					}
 				case "replacement_history":
-					l.replacement = !s.isNull()
+					l.replacement = !s.IsNull()
 					if l.replacement {
-						s.skip()
+						s.Skip()
 					}
 				case "info":
-					if s.isNull() {
+					if s.IsNull() {
 						return
 					}
 					l.hasInfo = true
-					s.object(func(k []byte) {
+					s.Object(func(k []byte) {
 						switch string(k) {
 						case "total_token_usage":
-							if !s.isNull() {
+							if !s.IsNull() {
 								l.total = codexUsage(&s)
 								l.hasTotal = true
 							}
 						case "last_token_usage":
-							if !s.isNull() {
+							if !s.IsNull() {
 								l.last = codexUsage(&s)
 							}
 						case "model_context_window":
-							l.window = s.count()
+							l.window = s.Count()
 						default:
-							s.skip()
+							s.Skip()
 						}
 					})
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
-	s.end()
-	if s.err != nil {
-		return s.err
+	s.End()
+	if s.Err != nil {
+		return s.Err
 	}
 	switch {
 	case l.typ == "session_meta":
@@ -250,20 +251,20 @@ func (p *codexParser) line(b []byte, n int) error {
 	return nil
 }
 
-func codexUsage(s *scanner) codexTotal {
+func codexUsage(s *jsonl.Scanner) codexTotal {
 	var t codexTotal
-	s.object(func(k []byte) {
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "input_tokens":
-			t.Input = s.count()
+			t.Input = s.Count()
 		case "cached_input_tokens":
-			t.Cached = s.count()
+			t.Cached = s.Count()
 		case "output_tokens":
-			t.Output = s.count()
+			t.Output = s.Count()
 		case "total_tokens":
-			t.Total = s.count()
+			t.Total = s.Count()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 	return t

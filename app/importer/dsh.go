@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )
 
@@ -95,101 +96,101 @@ func (p *dshParser) line(b []byte, n int) error {
 		return nil
 	}
 	var l dshLine
-	s := scanner{b: b}
-	s.object(func(k []byte) {
+	s := jsonl.Scanner{B: b}
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "type":
-			l.typ = s.str()
+			l.typ = s.Str()
 		case "at":
-			l.at = s.str()
+			l.at = s.Str()
 		case "id":
-			l.id = s.str()
+			l.id = s.Str()
 		case "model":
-			l.model = s.str()
+			l.model = s.Str()
 		case "profile":
-			l.profile = s.str()
+			l.profile = s.Str()
 		case "provider":
-			l.provider = s.str()
+			l.provider = s.Str()
 		case "purpose":
-			l.purpose = s.str()
+			l.purpose = s.Str()
 		case "trigger":
-			l.trigger = s.str()
+			l.trigger = s.Str()
 		case "format":
-			l.format = s.str()
+			l.format = s.Str()
 		case "session":
-			l.session = s.str()
+			l.session = s.Str()
 		case "title":
-			l.title = s.str()
+			l.title = s.Str()
 		case "cause":
-			l.cause = s.str()
+			l.cause = s.Str()
 		case "op":
-			l.op = s.str()
+			l.op = s.Str()
 		case "kind":
-			l.kind = s.str()
+			l.kind = s.Str()
 		case "version":
-			l.version = s.count()
+			l.version = s.Count()
 			l.hasVersion = true
 		case "usage":
 			l.hasUsage = true
 			l.usage = dshUsage(&s)
 		case "contextWindow":
-			l.window = s.count()
+			l.window = s.Count()
 		case "thresholdTokens":
-			l.threshold = s.count()
+			l.threshold = s.Count()
 		case "preTokens":
-			l.pre = s.count()
+			l.pre = s.Count()
 		case "summarizedTokens":
-			l.summarized = s.count()
+			l.summarized = s.Count()
 		case "retainedTokens":
-			l.retained = s.count()
+			l.retained = s.Count()
 		case "checkpointTokens":
-			l.checkpoint = s.count()
+			l.checkpoint = s.Count()
 		case "shadowedTokens":
-			l.shadowed = s.count()
+			l.shadowed = s.Count()
 		case "fromTokens":
-			v := s.count()
+			v := s.Count()
 			l.from = &v
 		case "units":
-			if s.peek() == '[' {
+			if s.Peek() == '[' {
 				l.unitCount, l.unitTokens = dshUnits(&s)
 			} else {
-				l.units = s.count()
+				l.units = s.Count()
 			}
 		case "replacement":
-			if s.isNull() {
+			if s.IsNull() {
 				return
 			}
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				if string(k) == "tokens" {
-					l.replacement = s.count()
+					l.replacement = s.Count()
 				} else {
-					s.skip()
+					s.Skip()
 				}
 			})
 		case "call":
-			if s.isNull() {
+			if s.IsNull() {
 				return
 			}
 			l.hasCall = true
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				switch string(k) {
 				case "id":
-					l.callID = s.str()
+					l.callID = s.Str()
 				case "model":
-					l.callModel = s.str()
+					l.callModel = s.Str()
 				case "usage":
 					l.callUsage = dshUsage(&s)
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
-	s.end()
-	if s.err != nil {
-		return s.err
+	s.End()
+	if s.Err != nil {
+		return s.Err
 	}
 	if !p.st.Header {
 		return p.header(&l)
@@ -237,51 +238,51 @@ func (p *dshParser) header(l *dshLine) error {
 	return nil
 }
 
-func dshUsage(s *scanner) pricing.Usage {
+func dshUsage(s *jsonl.Scanner) pricing.Usage {
 	var u pricing.Usage
-	s.object(func(k []byte) {
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "inputTokens":
-			u.Input = s.count()
+			u.Input = s.Count()
 		case "cacheReadTokens":
-			u.CacheRead = s.count()
+			u.CacheRead = s.Count()
 		case "cacheWriteTokens":
-			u.CacheWrite = s.count()
+			u.CacheWrite = s.Count()
 		case "cacheWrite1hTokens":
-			u.CacheWrite1h = s.count()
+			u.CacheWrite1h = s.Count()
 		case "outputTokens":
-			u.Output = s.count()
+			u.Output = s.Count()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 	return u
 }
 
 // dshUnits reads [{"id","tokens"},…] and returns the count and the tokens.
-func dshUnits(s *scanner) (count, tokens int64) {
-	s.i++ // '['
-	if s.peek() == ']' {
-		s.i++
+func dshUnits(s *jsonl.Scanner) (count, tokens int64) {
+	s.I++ // '['
+	if s.Peek() == ']' {
+		s.I++
 		return 0, 0
 	}
-	for s.err == nil {
+	for s.Err == nil {
 		count++
-		s.object(func(k []byte) {
+		s.Object(func(k []byte) {
 			if string(k) == "tokens" {
-				tokens += s.count()
+				tokens += s.Count()
 			} else {
-				s.skip()
+				s.Skip()
 			}
 		})
-		switch s.peek() {
+		switch s.Peek() {
 		case ',':
-			s.i++
+			s.I++
 		case ']':
-			s.i++
-			return count, min(tokens, maxCount)
+			s.I++
+			return count, min(tokens, jsonl.MaxCount)
 		default:
-			s.fail("want ',' or ']' in units")
+			s.Fail("want ',' or ']' in units")
 		}
 	}
 	return count, tokens

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )
 
@@ -136,27 +137,27 @@ func FuzzScanner(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := scanner{b: data}
-		s.skip()
-		s.end()
+		s := jsonl.Scanner{B: data}
+		s.Skip()
+		s.End()
 		var v any
-		if json.Unmarshal(data, &v) == nil && s.err != nil {
+		if json.Unmarshal(data, &v) == nil && s.Err != nil {
 			if _, isObj := v.(map[string]any); isObj && maxDepth(data) < 64 {
-				t.Fatalf("valid JSON refused: %v", s.err)
+				t.Fatalf("valid JSON refused: %v", s.Err)
 			}
 		}
 		// walking keys with field-by-field reads must not panic either
-		s = scanner{b: data}
-		s.object(func(k []byte) {
+		s = jsonl.Scanner{B: data}
+		s.Object(func(k []byte) {
 			switch len(k) % 4 {
 			case 0:
-				s.count()
+				s.Count()
 			case 1:
-				s.str()
+				s.Str()
 			case 2:
-				s.strLen()
+				s.StrLen()
 			default:
-				s.skip()
+				s.Skip()
 			}
 		})
 	})

@@ -310,34 +310,6 @@ func TestCodexRealRollout(t *testing.T) {
 	}
 }
 
-func TestDetectRealFiles(t *testing.T) {
-	data := testcorpus.SharedData(t)
-	files, err := Walk(data, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, _ := os.ReadFile(f.Path)
-		h := Detect(f.Path, b[:min(len(b), 4096)])
-		want := ClaudeCode
-		if strings.Contains(f.Path, "/codex/") {
-			want = Codex
-		}
-		if h != want {
-			t.Errorf("%s: detected %q, want %q", f.Path, h, want)
-		}
-	}
-	// subagent transcripts come after the main ones
-	sawSub := false
-	for _, f := range files {
-		sub := strings.Contains(f.Path, "/subagents/")
-		if sawSub && !sub {
-			t.Errorf("%s listed after a subagent transcript", f.Path)
-		}
-		sawSub = sawSub || sub
-	}
-}
-
 // ── incremental passes ────────────────────────────────────────────────
 
 // parseInPasses feeds the file in pieces cut at the given byte offsets

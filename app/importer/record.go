@@ -2,7 +2,6 @@ package importer
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"tollgate/pricing"
@@ -184,16 +183,3 @@ func (b *Batch) Folds() int {
 	}
 	return n
 }
-
-// LineError is a line the parser could not read.
-type LineError struct {
-	File string
-	Line int
-	Err  error
-}
-
-func (e *LineError) Error() string {
-	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-}
-
-func (e *LineError) Unwrap() error { return e.Err }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 
 	"github.com/klauspost/compress/zstd"
@@ -447,7 +448,7 @@ func TestZstdIncompleteFrameWaits(t *testing.T) {
 			t.Fatalf("cut %d: consumed %d", cut, res.Consumed)
 		}
 		if res.Consumed > 0 {
-			if _, _, err := zstdFrameSize(z[res.Consumed:]); err != nil && cut < len(z) && res.Consumed < int64(len(z)) && !errors.Is(err, errShortFrame) {
+			if _, _, err := jsonl.FrameSize(z[res.Consumed:]); err != nil && cut < len(z) && res.Consumed < int64(len(z)) && !errors.Is(err, jsonl.ErrShortFrame) {
 				t.Fatalf("cut %d: offset %d is not at a frame: %v", cut, res.Consumed, err)
 			}
 		}

@@ -3,7 +3,9 @@ package importer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strconv"
+	"time"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -13,4 +15,16 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func foldID(session, local string) string {
 	h := sha256.Sum256([]byte(session + "\x00" + local))
 	return "r_imp_" + hex.EncodeToString(h[:10])
+}
+
+// parseTime reads an RFC 3339 time; "" is the zero time.
+func parseTime(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("timestamp %q is not RFC 3339", v)
+	}
+	return t.UTC(), nil
 }

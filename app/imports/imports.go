@@ -118,7 +118,7 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 			jobs = append(jobs, &importJob{src: src, path: src.Name})
 			continue
 		}
-		found, err := importer.Walk(src.Path, src.Harness)
+		found, err := Walk(src.Path, src.Harness)
 		if err != nil {
 			errs = append(errs, err)
 			res.Files = append(res.Files, FileResult{Path: src.Path, Err: err, Error: err.Error()})
@@ -810,7 +810,7 @@ func Sources(paths []string, harness string) []Source {
 	var out []Source
 	if len(paths) == 0 {
 		home, _ := os.UserHomeDir()
-		for _, root := range importer.DefaultRoots(os.Getenv, home) {
+		for _, root := range DefaultRoots(os.Getenv, home) {
 			if harness == "" || harness == root.Harness {
 				out = append(out, Source{Path: root.Dir, Harness: root.Harness})
 			}
@@ -837,7 +837,7 @@ func Watch(ctx context.Context, db *sqlite.DB, settings *config.Settings, source
 	look := func() {
 		var changed []Source
 		for _, src := range sources {
-			files, err := importer.Walk(src.Path, src.Harness)
+			files, err := Walk(src.Path, src.Harness)
 			if err != nil {
 				if report != nil {
 					report(Result{}, err)

@@ -280,7 +280,7 @@ func TestImportAppendedLogAddsOnlyNewLines(t *testing.T) {
 
 	// The same logs, growing: each file is written in pieces cut inside
 	// streamed messages (between snapshots of one message, and mid-line).
-	files, _ := importer.Walk(root, "")
+	files, _ := Walk(root, "")
 	grow := t.TempDir()
 	db, _, _ := importEnv(t)
 	contents := map[string][]byte{}
@@ -349,7 +349,7 @@ func TestMalformedLineRollsBackTheFileOnly(t *testing.T) {
 	ctx := context.Background()
 	db, settings, _ := importEnv(t)
 	root := smallCorpus(t, t.TempDir())
-	files, _ := importer.Walk(root, "")
+	files, _ := Walk(root, "")
 	bad := files[0].Path
 	b, _ := os.ReadFile(bad)
 	lines := bytes.SplitAfter(b, []byte("\n"))
@@ -580,5 +580,33 @@ func TestImportSkipsEmptyAndForeignFiles(t *testing.T) {
 	_, err = Files(context.Background(), db, settings, []Source{{Path: dir}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "other.jsonl: cannot tell which harness wrote it") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDetectRealFiles(t *testing.T) {
+	data := testcorpus.SharedData(t)
+	files, err := Walk(data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f.Path)
+		h := importer.Detect(f.Path, b[:min(len(b), 4096)])
+		want := importer.ClaudeCode
+		if strings.Contains(f.Path, "/codex/") {
+			want = importer.Codex
+		}
+		if h != want {
+			t.Errorf("%s: detected %q, want %q", f.Path, h, want)
+		}
+	}
+	// subagent transcripts come after the main ones
+	sawSub := false
+	for _, f := range files {
+		sub := strings.Contains(f.Path, "/subagents/")
+		if sawSub && !sub {
+			t.Errorf("%s listed after a subagent transcript", f.Path)
+		}
+		sawSub = sawSub || sub
 	}
 }

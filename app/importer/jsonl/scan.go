@@ -1,4 +1,8 @@
-package importer
+// Package jsonl reads JSON Lines logs for the importer: a bounded reader of
+// lines (plain or zstd-framed, limits checked as the bytes arrive) and a
+// scanner that decodes the fields of one line's object in place, without
+// allocating for what it skips.
+package jsonl
 
 import (
 	"bytes"
@@ -6,35 +10,34 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 )
 
-// scanner walks one JSON value in place, decoding only what a parser asks
+// Scanner walks one JSON value in place, decoding only what a parser asks
 // for and skipping the rest without allocating. It is deliberately small:
 // strings are skipped with IndexByte, numbers are read as integers, and
 // every structural error stops the walk with a message that says where.
 //
 // It never panics on any input (FuzzScanner checks it).
-type scanner struct {
-	b   []byte
-	i   int
-	err error
+type Scanner struct {
+	B   []byte // the line
+	I   int    // the offset of the next byte
+	Err error  // the first syntax error; every method is a no-op after it
 }
 
 var errSyntax = errors.New("malformed JSON")
 
-func (s *scanner) fail(format string, args ...any) {
-	if s.err == nil {
-		s.err = fmt.Errorf("%w at byte %d: %s", errSyntax, s.i+1, fmt.Sprintf(format, args...))
+func (s *Scanner) Fail(format string, args ...any) {
+	if s.Err == nil {
+		s.Err = fmt.Errorf("%w at byte %d: %s", errSyntax, s.I+1, fmt.Sprintf(format, args...))
 	}
-	s.i = len(s.b)
+	s.I = len(s.B)
 }
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+func (s *Scanner) Ws() {
+	for s.I < len(s.B) {
+		switch s.B[s.I] {
 		case ' ', '\t', '\r', '\n':
-			s.i++
+			s.I++
 		default:
 			return
 		}
@@ -42,50 +45,50 @@ func (s *scanner) ws() {
 }
 
 // peek returns the next non-space byte, or 0 at the end.
-func (s *scanner) peek() byte {
-	s.ws()
-	if s.i < len(s.b) {
-		return s.b[s.i]
+func (s *Scanner) Peek() byte {
+	s.Ws()
+	if s.I < len(s.B) {
+		return s.B[s.I]
 	}
 	return 0
 }
 
 // expect consumes byte c (after spaces).
-func (s *scanner) expect(c byte) bool {
-	if s.peek() != c {
-		if s.i < len(s.b) {
-			s.fail("want %q, found %q", c, s.b[s.i])
+func (s *Scanner) Expect(c byte) bool {
+	if s.Peek() != c {
+		if s.I < len(s.B) {
+			s.Fail("want %q, found %q", c, s.B[s.I])
 		} else {
-			s.fail("want %q, found the end of the line", c)
+			s.Fail("want %q, found the end of the line", c)
 		}
 		return false
 	}
-	s.i++
+	s.I++
 	return true
 }
 
 // stringRaw reads a string and returns its bytes between the quotes, still
 // escaped, and whether it holds a backslash.
-func (s *scanner) stringRaw() (raw []byte, escaped bool) {
-	if !s.expect('"') {
+func (s *Scanner) StringRaw() (raw []byte, escaped bool) {
+	if !s.Expect('"') {
 		return nil, false
 	}
-	start := s.i
+	start := s.I
 	for {
-		j := bytes.IndexByte(s.b[s.i:], '"')
+		j := bytes.IndexByte(s.B[s.I:], '"')
 		if j < 0 {
-			s.fail("unterminated string")
+			s.Fail("unterminated string")
 			return nil, false
 		}
-		end := s.i + j
+		end := s.I + j
 		// An odd run of backslashes before the quote escapes it.
 		k := end - 1
-		for k >= start && s.b[k] == '\\' {
+		for k >= start && s.B[k] == '\\' {
 			k--
 		}
-		s.i = end + 1
+		s.I = end + 1
 		if (end-1-k)%2 == 0 {
-			raw = s.b[start:end]
+			raw = s.B[start:end]
 			return raw, escaped || bytes.IndexByte(raw, '\\') >= 0
 		}
 		escaped = true
@@ -93,17 +96,17 @@ func (s *scanner) stringRaw() (raw []byte, escaped bool) {
 }
 
 // str reads a string value; an escaped one is unescaped (allocating).
-func (s *scanner) str() string {
-	raw, esc := s.stringRaw()
-	if s.err != nil {
+func (s *Scanner) Str() string {
+	raw, esc := s.StringRaw()
+	if s.Err != nil {
 		return ""
 	}
 	if !esc {
 		return string(raw)
 	}
 	var out string
-	if err := json.Unmarshal(s.b[s.i-len(raw)-2:s.i], &out); err != nil {
-		s.fail("bad string escape")
+	if err := json.Unmarshal(s.B[s.I-len(raw)-2:s.I], &out); err != nil {
+		s.Fail("bad string escape")
 		return ""
 	}
 	return out
@@ -112,8 +115,8 @@ func (s *scanner) str() string {
 // strLen reads a string and returns the length of its decoded text in
 // bytes (escapes counted as what they stand for, approximately: \uXXXX as
 // one to three bytes). It never allocates.
-func (s *scanner) strLen() int {
-	raw, esc := s.stringRaw()
+func (s *Scanner) StrLen() int {
+	raw, esc := s.StringRaw()
 	if !esc {
 		return len(raw)
 	}
@@ -133,31 +136,31 @@ func (s *scanner) strLen() int {
 }
 
 // value skips any value.
-func (s *scanner) skip() {
-	switch s.peek() {
+func (s *Scanner) Skip() {
+	switch s.Peek() {
 	case '"':
-		s.stringRaw()
+		s.StringRaw()
 	case '{', '[':
-		s.skipNested()
+		s.SkipNested()
 	case 't':
-		s.literal("true")
+		s.Literal("true")
 	case 'f':
-		s.literal("false")
+		s.Literal("false")
 	case 'n':
-		s.literal("null")
+		s.Literal("null")
 	case 0:
-		s.fail("value missing")
+		s.Fail("value missing")
 	default:
-		s.number()
+		s.Number()
 	}
 }
 
-func (s *scanner) literal(word string) {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
-		s.fail("bad literal")
+func (s *Scanner) Literal(word string) {
+	if !bytes.HasPrefix(s.B[s.I:], []byte(word)) {
+		s.Fail("bad literal")
 		return
 	}
-	s.i += len(word)
+	s.I += len(word)
 }
 
 // structural marks the bytes that matter while skipping a nested value.
@@ -165,11 +168,11 @@ var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true
 
 // skipNested skips an object or array, matching brackets and skipping
 // strings whole. It checks nesting, not the grammar inside.
-func (s *scanner) skipNested() {
+func (s *Scanner) SkipNested() {
 	var stack [64]byte
 	depth := 0
-	b := s.b
-	i := s.i
+	b := s.B
+	i := s.I
 	for i < len(b) {
 		c := b[i]
 		if !structural[c] {
@@ -178,17 +181,17 @@ func (s *scanner) skipNested() {
 		}
 		switch c {
 		case '"':
-			s.i = i
-			s.stringRaw()
-			if s.err != nil {
+			s.I = i
+			s.StringRaw()
+			if s.Err != nil {
 				return
 			}
-			i = s.i
+			i = s.I
 			continue
 		case '{', '[':
 			if depth == len(stack) {
-				s.i = i
-				s.fail("nested deeper than %d", len(stack))
+				s.I = i
+				s.Fail("nested deeper than %d", len(stack))
 				return
 			}
 			stack[depth] = c
@@ -199,62 +202,62 @@ func (s *scanner) skipNested() {
 				want = '['
 			}
 			if depth == 0 || stack[depth-1] != want {
-				s.i = i
-				s.fail("unbalanced %q", c)
+				s.I = i
+				s.Fail("unbalanced %q", c)
 				return
 			}
 			depth--
 			if depth == 0 {
-				s.i = i + 1
+				s.I = i + 1
 				return
 			}
 		}
 		i++
 	}
-	s.i = i
-	s.fail("unterminated object or array")
+	s.I = i
+	s.Fail("unterminated object or array")
 }
 
 // number reads a JSON number's text.
-func (s *scanner) number() []byte {
-	s.ws()
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
+func (s *Scanner) Number() []byte {
+	s.Ws()
+	start := s.I
+	for s.I < len(s.B) {
+		c := s.B[s.I]
 		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
-			s.i++
+			s.I++
 			continue
 		}
 		break
 	}
-	if s.i == start {
-		if s.i < len(s.b) {
-			s.fail("unexpected %q", s.b[s.i])
+	if s.I == start {
+		if s.I < len(s.B) {
+			s.Fail("unexpected %q", s.B[s.I])
 		} else {
-			s.fail("value missing")
+			s.Fail("value missing")
 		}
 		return nil
 	}
-	return s.b[start:s.i]
+	return s.B[start:s.I]
 }
 
-// maxCount bounds a token count: far above any real figure, far below
+// MaxCount bounds a token count: far above any real figure, far below
 // anything that could overflow a sum.
-const maxCount = int64(1) << 50
+const MaxCount = int64(1) << 50
 
 // count reads a non-negative token count. null counts as 0; a fraction is
 // truncated.
-func (s *scanner) count() int64 {
-	switch s.peek() {
+func (s *Scanner) Count() int64 {
+	switch s.Peek() {
 	case 'n':
-		s.literal("null")
+		s.Literal("null")
 		return 0
 	case '"', '{', '[', 't', 'f':
-		s.fail("want a token count")
+		s.Fail("want a token count")
 		return 0
 	}
-	text := s.number()
-	if s.err != nil {
+	text := s.Number()
+	if s.Err != nil {
 		return 0
 	}
 	var n int64
@@ -269,95 +272,83 @@ func (s *scanner) count() int64 {
 	if !simple {
 		f, err := strconv.ParseFloat(string(text), 64)
 		if err != nil {
-			s.fail("bad number %q", text)
+			s.Fail("bad number %q", text)
 			return 0
 		}
-		if f < 0 || f >= float64(maxCount) || f != f {
-			s.fail("token count %s out of range", text)
+		if f < 0 || f >= float64(MaxCount) || f != f {
+			s.Fail("token count %s out of range", text)
 			return 0
 		}
 		n = int64(f)
 	}
-	if n >= maxCount {
-		s.fail("token count %s out of range", text)
+	if n >= MaxCount {
+		s.Fail("token count %s out of range", text)
 		return 0
 	}
 	return n
 }
 
 // boolean reads true or false (null is false).
-func (s *scanner) boolean() bool {
-	switch s.peek() {
+func (s *Scanner) Boolean() bool {
+	switch s.Peek() {
 	case 't':
-		s.literal("true")
+		s.Literal("true")
 		return true
 	case 'f':
-		s.literal("false")
+		s.Literal("false")
 	case 'n':
-		s.literal("null")
+		s.Literal("null")
 	default:
-		s.fail("want true or false")
+		s.Fail("want true or false")
 	}
 	return false
 }
 
 // object walks an object, calling field for every key. field must consume
 // the value (or call s.skip).
-func (s *scanner) object(field func(key []byte)) {
-	if !s.expect('{') {
+func (s *Scanner) Object(field func(key []byte)) {
+	if !s.Expect('{') {
 		return
 	}
-	if s.peek() == '}' {
-		s.i++
+	if s.Peek() == '}' {
+		s.I++
 		return
 	}
-	for s.err == nil {
-		key, _ := s.stringRaw()
-		if !s.expect(':') {
+	for s.Err == nil {
+		key, _ := s.StringRaw()
+		if !s.Expect(':') {
 			return
 		}
-		start := s.i
+		start := s.I
 		field(key)
-		if s.err == nil && s.i == start {
-			s.fail("value of %q not read", key)
+		if s.Err == nil && s.I == start {
+			s.Fail("value of %q not read", key)
 		}
-		switch s.peek() {
+		switch s.Peek() {
 		case ',':
-			s.i++
+			s.I++
 		case '}':
-			s.i++
+			s.I++
 			return
 		default:
-			s.fail("want ',' or '}' after the value of %q", key)
+			s.Fail("want ',' or '}' after the value of %q", key)
 		}
 	}
 }
 
 // isNull consumes a null if one comes next.
-func (s *scanner) isNull() bool {
-	if s.peek() == 'n' {
-		s.literal("null")
+func (s *Scanner) IsNull() bool {
+	if s.Peek() == 'n' {
+		s.Literal("null")
 		return true
 	}
 	return false
 }
 
 // end checks nothing but spaces follow the value.
-func (s *scanner) end() {
-	s.ws()
-	if s.i < len(s.b) && s.err == nil {
-		s.fail("text after the JSON value")
+func (s *Scanner) End() {
+	s.Ws()
+	if s.I < len(s.B) && s.Err == nil {
+		s.Fail("text after the JSON value")
 	}
-}
-
-// parseTime reads an RFC 3339 time; "" is the zero time.
-func parseTime(v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("timestamp %q is not RFC 3339", v)
-	}
-	return t.UTC(), nil
 }

@@ -1,0 +1,63 @@
+package jsonl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// OpenRegular opens a log for reading, refusing what is not a regular file:
+// a FIFO would block the open (and the import with it) until a writer came,
+// and /dev/zero or a socket never ends. The open does not block (O_NONBLOCK,
+// which a regular file ignores), and the check is on the opened file, so a
+// path swapped after a directory walk is caught too.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file (%s), not read", path, FileKind(st.Mode()))
+	}
+	return f, nil
+}
+
+// FileKind names what a file that is not regular is, for errors.
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a folder"
+	}
+	return m.Type().String()
+}
+
+// ContextReader reads r until ctx ends, then fails with ctx's error: a
+// reader of a large file gives up when the one who asked has gone.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

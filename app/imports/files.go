@@ -1,0 +1,136 @@
+package imports
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"tollgate/app/importer"
+	"tollgate/app/importer/jsonl"
+)
+
+// Root is a folder a harness keeps its logs in.
+type Root struct {
+	Harness string
+	Dir     string
+}
+
+// DefaultRoots lists where the harnesses keep their logs, in the order
+// they are imported: Claude Code ($CLAUDE_CONFIG_DIR/projects — a
+// comma-separated list is accepted —, else ~/.claude/projects and
+// ~/.config/claude/projects), Codex ($CODEX_HOME/sessions, else
+// ~/.codex/sessions) and dsh ($DSH_HOME/sessions, else
+// ~/.local/share/dsh/sessions). getenv is os.Getenv in production.
+func DefaultRoots(getenv func(string) string, home string) []Root {
+	var roots []Root
+	if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				roots = append(roots, Root{importer.ClaudeCode, filepath.Join(d, "projects")})
+			}
+		}
+	} else {
+		roots = append(roots, Root{importer.ClaudeCode, filepath.Join(home, ".claude", "projects")},
+			Root{importer.ClaudeCode, filepath.Join(home, ".config", "claude", "projects")})
+	}
+	if v := getenv("CODEX_HOME"); v != "" {
+		roots = append(roots, Root{importer.Codex, filepath.Join(v, "sessions")})
+	} else {
+		roots = append(roots, Root{importer.Codex, filepath.Join(home, ".codex", "sessions")})
+	}
+	if v := getenv("DSH_HOME"); v != "" {
+		roots = append(roots, Root{importer.DSH, filepath.Join(v, "sessions")})
+	} else {
+		roots = append(roots, Root{importer.DSH, filepath.Join(home, ".local", "share", "dsh", "sessions")})
+	}
+	return roots
+}
+
+// FileInfo is a log file found on disk.
+type FileInfo struct {
+	Path    string
+	Harness string // "" when the walk could not tell (Detect decides)
+	Size    int64
+	ModTime int64 // unix nanoseconds
+}
+
+// IsLogName reports whether a file name can be a log this package reads.
+func IsLogName(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".jsonl.zstd") || strings.HasSuffix(name, ".jsonl.zst")
+}
+
+// Walk lists the logs under dir (a folder or a single file) for a harness
+// ("" = any): *.jsonl for Claude Code, rollout-*.jsonl for Codex,
+// *.jsonl[.zstd|.zst] for dsh. A folder that does not exist yields nothing.
+// Claude Code main transcripts come before subagent transcripts, so a
+// session's own rows are numbered first.
+func Walk(dir, harness string) ([]FileInfo, error) {
+	st, err := os.Stat(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file (%s), not read", dir, jsonl.FileKind(st.Mode()))
+		}
+		return []FileInfo{{Path: dir, Harness: harness, Size: st.Size(), ModTime: st.ModTime().UnixNano()}}, nil
+	}
+	var out []FileInfo
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == dir {
+				return err
+			}
+			return nil // unreadable subfolder: skip it
+		}
+		if d.IsDir() || !IsLogName(d.Name()) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			// A FIFO or socket named *.jsonl is not a log; a symlink is
+			// one if it leads to a regular file.
+			if st, err := os.Stat(path); d.Type()&fs.ModeSymlink == 0 || err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		}
+		switch harness {
+		case importer.ClaudeCode:
+			if !strings.HasSuffix(d.Name(), ".jsonl") {
+				return nil
+			}
+		case importer.Codex:
+			if !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
+				return nil
+			}
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // vanished meanwhile
+		}
+		out = append(out, FileInfo{Path: path, Harness: harness, Size: info.Size(), ModTime: info.ModTime().UnixNano()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walking %s: %w", dir, err)
+	}
+	SortFiles(out)
+	return out, nil
+}
+
+// SortFiles orders files by path, with subagent transcripts after the
+// others.
+func SortFiles(files []FileInfo) {
+	sort.SliceStable(files, func(i, j int) bool {
+		si, sj := importer.ClaudeRole(files[i].Path) != importer.PurposeConversation, importer.ClaudeRole(files[j].Path) != importer.PurposeConversation
+		if si != sj {
+			return !si
+		}
+		return files[i].Path < files[j].Path
+	})
+}
