@@ -39,15 +39,7 @@ func telemetryPrint(harness string, args []string, stdio IO) error {
 	if err := parse(fset, args); err != nil {
 		return err
 	}
-	dir, err := resolveHome(common)
-	if err != nil {
-		return err
-	}
-	url, err := telemetryURL(dir)
-	if err != nil {
-		return err
-	}
-	token, err := home.LoadOrCreateToken(dir)
+	url, token, err := telemetryTarget(common)
 	if err != nil {
 		return err
 	}
@@ -121,15 +113,7 @@ prints the variables; run it again after `+"`tollgate token --rotate`"+`.`)
 		}
 		return nil
 	}
-	dir, err := resolveHome(common)
-	if err != nil {
-		return err
-	}
-	url, err := telemetryURL(dir)
-	if err != nil {
-		return err
-	}
-	token, err := home.LoadOrCreateToken(dir)
+	url, token, err := telemetryTarget(common)
 	if err != nil {
 		return err
 	}
@@ -171,4 +155,18 @@ func telemetryURL(dir string) (string, error) {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, port), nil
+}
+
+// telemetryTarget is where a harness sends its telemetry: this home's
+// tollgate OTLP endpoint and the harness token.
+func telemetryTarget(common *CommonFlags) (url, token string, err error) {
+	dir, err := resolveHome(common)
+	if err != nil {
+		return "", "", err
+	}
+	if url, err = telemetryURL(dir); err != nil {
+		return "", "", err
+	}
+	token, err = home.LoadOrCreateToken(dir)
+	return url, token, err
 }

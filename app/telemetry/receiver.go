@@ -170,6 +170,21 @@ func respond(w http.ResponseWriter, enc encoding, proto func() ([]byte, error), 
 	w.Write(b)
 }
 
+// decodeExport decodes an export body with the pdata decoder of its
+// encoding; a body that does not decode is answered 400 naming what it is
+// not, and the caller stops.
+func decodeExport(w http.ResponseWriter, kind string, enc encoding, body []byte, fromJSON, fromProto func([]byte) error) bool {
+	decode, name := fromProto, "protobuf"
+	if enc == encJSON {
+		decode, name = fromJSON, "JSON"
+	}
+	if err := decode(body); err != nil {
+		api.WriteError(w, http.StatusBadRequest, "body", "not an OTLP "+kind+" export ("+name+"): "+err.Error())
+		return false
+	}
+	return true
+}
+
 // Logs serves LogsRoute: the request events become recorded requests,
 // priced like POST /v1/sessions/{id}/requests and stored in one
 // transaction. A malformed export is a 400 naming the field, and nothing
@@ -181,14 +196,7 @@ func (rc *Receiver) Logs() http.Handler {
 			return
 		}
 		req := plogotlp.NewExportRequest()
-		var err error
-		if enc == encJSON {
-			err = req.UnmarshalJSON(body)
-		} else {
-			err = req.UnmarshalProto(body)
-		}
-		if err != nil {
-			api.WriteError(w, http.StatusBadRequest, "body", "not an OTLP logs export ("+map[encoding]string{encProto: "protobuf", encJSON: "JSON"}[enc]+"): "+err.Error())
+		if !decodeExport(w, "logs", enc, body, req.UnmarshalJSON, req.UnmarshalProto) {
 			return
 		}
 		now := rc.now()
@@ -280,14 +288,7 @@ func (rc *Receiver) Metrics() http.Handler {
 			return
 		}
 		req := pmetricotlp.NewExportRequest()
-		var err error
-		if enc == encJSON {
-			err = req.UnmarshalJSON(body)
-		} else {
-			err = req.UnmarshalProto(body)
-		}
-		if err != nil {
-			api.WriteError(w, http.StatusBadRequest, "body", "not an OTLP metrics export ("+map[encoding]string{encProto: "protobuf", encJSON: "JSON"}[enc]+"): "+err.Error())
+		if !decodeExport(w, "metrics", enc, body, req.UnmarshalJSON, req.UnmarshalProto) {
 			return
 		}
 		resp := pmetricotlp.NewExportResponse()
