@@ -41,7 +41,7 @@ usage:
                                                      a scripted session through the API: both rewrite orders compared
   tollgate import [--harness claude-code|dsh|codex] [--watch] [PATH…]
                                                      import session logs (default: the harnesses' own folders)
-  tollgate price FILE [--fold N]                     predicted vs billed cold tokens of each fold in a log
+  tollgate price FILE [--fold N] [--format text|json] predicted vs billed cold tokens of each fold in a log
   tollgate breaks [--days N] [--session ID] [--format json|text]
                                                      the cache-break ledger: where the prefix cache went, why, and its cost
   tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
