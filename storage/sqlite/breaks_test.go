@@ -96,6 +96,21 @@ func TestRebuildMatchesIncremental(t *testing.T) {
 			main("m3", 20, pricing.Usage{Input: 3, CacheRead: 13000, CacheWrite: 8000, Output: 99}), // m3 grows: an update
 			main("m5", 900, u(0, 16500))}, // idle
 	}
+	// Judged as the rows arrive, with no update to force a rebuild, the
+	// ledger is what a rebuild from the rows gives.
+	first := openTest(t)
+	storePasses(t, first, "/logs/cc1.jsonl", passes[:2])
+	incremental := breaksOf(t, first, "cc:1")
+	if len(incremental) != 2 {
+		t.Fatalf("breaks of the first two passes: %+v", incremental)
+	}
+	if err := first.RebuildBreaks(ctx, "cc:1"); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := breaksOf(t, first, "cc:1"); !reflect.DeepEqual(incremental, rebuilt) {
+		t.Fatalf("rebuilt\n%+v\nas judged\n%+v", rebuilt, incremental)
+	}
+
 	storePasses(t, db, "/logs/cc1.jsonl", passes)
 	got := breaksOf(t, db, "cc:1")
 	causes := ""

@@ -1,8 +1,11 @@
 package claudecode
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"tollgate/guard/api"
+	"tollgate/guard/client"
 )
 
 // The hook reads only regular files, within the importer's limits, and
@@ -56,18 +62,41 @@ func TestReadTranscriptGivesUpWhenTheContextEnds(t *testing.T) {
 	}
 }
 
+// The HTTP hook with /dev/zero for a transcript and a FIFO for the
+// project's CLAUDE.md answers at once and still asks the gate: the
+// compaction is decided (auto: allowed) and recorded, nothing waits.
 func TestClaudeHTTPHookWithDevZeroAnswers(t *testing.T) {
+	for name, transcript := range map[string]string{"dev-zero": "/dev/zero", "real": writeTranscript(t)} {
+		t.Run(name, func(t *testing.T) { hookAnswersAtOnce(t, "sess-"+name, transcript) })
+	}
+}
+
+func hookAnswersAtOnce(t *testing.T, session, transcript string) {
 	svc, _ := StartService.Start(t, "auto")
-	body := hookJSON("sess-z", "/dev/zero", "p1", "auto")
-	req, _ := http.NewRequest("POST", svc.URL+"/v1/hooks/claude-code?timeout=30", strings.NewReader(body))
+	cwd := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(cwd, "CLAUDE.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"session_id": session, "transcript_path": transcript, "cwd": cwd, "prompt_id": "p1",
+		"hook_event_name": "PreCompact", "trigger": "auto"})
+	req, _ := http.NewRequest("POST", svc.URL+"/v1/hooks/claude-code?timeout=30", bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+svc.Token())
 	c := &http.Client{Timeout: 10 * time.Second}
 	res, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("hook with /dev/zero: %v", err)
 	}
+	answer, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("status %d", res.StatusCode)
+	if res.StatusCode != 200 || strings.TrimSpace(string(answer)) != "{}" {
+		t.Fatalf("status %d, answer %q: want the compaction allowed", res.StatusCode, answer)
+	}
+	var series api.Series
+	cl := client.New(client.Endpoint{URL: svc.URL, Token: svc.Token()}, nil)
+	if err := cl.Get(context.Background(), "/v1/sessions/claude-code:"+session+"/series", &series); err != nil {
+		t.Fatal(err)
+	}
+	if len(series.Folds) != 1 || series.Folds[0].Decision != "allow" || series.Folds[0].Reason != "auto" {
+		t.Fatalf("folds %+v: want the question decided by the gate", series.Folds)
 	}
 }
