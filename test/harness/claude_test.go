@@ -16,17 +16,9 @@ import (
 // --install`, against the fake Anthropic provider, in ask mode with a
 // scripted UI answering the dialog.
 func TestClaudeCodePreCompactHook(t *testing.T) {
-	e := harnessEnv(t)
-	p, err := StartProvider(testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-
-	home, environ := sandbox(t)
+	w := startWorld(t, true)
+	e, p, home, environ, tg := w.e, w.p, w.home, w.environ, w.tg
 	configDir := filepath.Join(home, ".claude-config")
-	environ = append(environ, "CLAUDE_CONFIG_DIR="+configDir)
-	tg := startTollgate(t, e, environ)
 	work := filepath.Join(home, "work")
 	os.MkdirAll(work, 0o755)
 
@@ -163,16 +155,8 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 // TestClaudeCodeHTTPHook: the same decision served as Claude Code's HTTP
 // hook (`--install --http`), with the token from $TOLLGATE_TOKEN.
 func TestClaudeCodeHTTPHook(t *testing.T) {
-	e := harnessEnv(t)
-	p, err := StartProvider(testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	home, environ := sandbox(t)
-	configDir := filepath.Join(home, ".claude-config")
-	environ = append(environ, "CLAUDE_CONFIG_DIR="+configDir)
-	tg := startTollgate(t, e, environ)
+	w := startWorld(t, true)
+	e, p, home, environ, tg := w.e, w.p, w.home, w.environ, w.tg
 	work := filepath.Join(home, "work")
 	os.MkdirAll(work, 0o755)
 	install := exec.Command(e.bin, "hook", "claude-code", "--install", "--http", "--home", tg.Home, "--timeout", "60")

@@ -349,3 +349,31 @@ func countBoundaries(t *testing.T, transcript string) int {
 	}
 	return strings.Count(string(b), `"subtype":"compact_boundary"`)
 }
+
+// world is what a real-harness test runs in: the built binaries, a fake
+// provider, a sandboxed $HOME with its environment, and a running tollgate.
+type world struct {
+	e       env
+	p       *Provider
+	home    string
+	environ []string
+	tg      *tollgate
+}
+
+// startWorld starts a fake provider and a tollgate in a fresh sandbox;
+// claudeConfig also points Claude Code at <home>/.claude-config. Everything
+// stops when the test ends.
+func startWorld(t *testing.T, claudeConfig bool) world {
+	t.Helper()
+	e := harnessEnv(t)
+	p, err := StartProvider(testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	home, environ := sandbox(t)
+	if claudeConfig {
+		environ = append(environ, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude-config"))
+	}
+	return world{e: e, p: p, home: home, environ: environ, tg: startTollgate(t, e, environ)}
+}

@@ -14,15 +14,8 @@ import (
 // the fake OpenAI-style provider with a 16k window compacting at half of
 // it, in ask mode with a scripted UI.
 func TestReasonixCompactionPrepare(t *testing.T) {
-	e := harnessEnv(t)
-	p, err := StartProvider(testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-
-	home, environ := sandbox(t)
-	tg := startTollgate(t, e, environ)
+	w := startWorld(t, false)
+	e, p, home, environ, tg := w.e, w.p, w.home, w.environ, w.tg
 	os.MkdirAll(filepath.Join(home, ".reasonix"), 0o700)
 	// Reasonix reads provider keys only from its own .env.
 	os.WriteFile(filepath.Join(home, ".reasonix", ".env"), []byte("FAKE_API_KEY=dummy\n"), 0o600)

@@ -17,16 +17,9 @@ import (
 // before any import, tollgate holds its session with the fake provider's
 // token figures — every request the provider served, received over OTLP.
 func TestClaudeCodeTelemetry(t *testing.T) {
-	e := harnessEnv(t)
-	p, err := StartProvider(testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	home, environ := sandbox(t)
+	w := startWorld(t, true)
+	e, p, home, environ, tg := w.e, w.p, w.home, w.environ, w.tg
 	configDir := filepath.Join(home, ".claude-config")
-	environ = append(environ, "CLAUDE_CONFIG_DIR="+configDir)
-	tg := startTollgate(t, e, environ)
 	install := exec.Command(e.bin, "telemetry", "claude-code", "--install", "--home", tg.Home)
 	install.Env = environ
 	if out, err := install.CombinedOutput(); err != nil {
