@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"tollgate/app/importer/jsonl"
@@ -70,6 +71,52 @@ type parser interface {
 	state(lines int) (json.RawMessage, error)
 }
 
+// LineParser is a log format kept in its own package (app/importer/<format>),
+// registered with Register. It is the contract the built-in parsers keep:
+// Line handles one complete line (no newline; n is its 1-based number in
+// the file), Finish returns the pass's session and records, and State is
+// carried to the next pass (lines is the count so far; it must keep
+// {"lines": lines} at its top level for the driver).
+type LineParser interface {
+	Line(b []byte, n int) error
+	Finish() (Session, []Record)
+	State(lines int) (json.RawMessage, error)
+}
+
+// formats are the registered line formats, by harness name. They are
+// registered from init functions, before any Parse runs, so the map is
+// read without a lock.
+var formats = map[string]func(Options) (LineParser, error){}
+
+// Register adds a line format for a harness name (from an init function).
+// Registering a name twice, or a built-in one, panics: it is a program
+// error, not an input one.
+func Register(harness string, newParser func(Options) (LineParser, error)) {
+	if _, dup := formats[harness]; dup || harness == ClaudeCode || harness == Codex || harness == DSH {
+		panic("importer: format " + harness + " registered twice")
+	}
+	formats[harness] = newParser
+}
+
+// Harnesses lists every harness name Parse accepts: the built-in ones, then
+// the registered ones in name order.
+func Harnesses() []string {
+	out := []string{ClaudeCode, Codex, DSH}
+	extra := make([]string, 0, len(formats))
+	for h := range formats {
+		extra = append(extra, h)
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}
+
+// registered adapts a LineParser to the driver's parser.
+type registered struct{ LineParser }
+
+func (r registered) line(b []byte, n int) error               { return r.Line(b, n) }
+func (r registered) finish() (Session, []Record)              { return r.Finish() }
+func (r registered) state(lines int) (json.RawMessage, error) { return r.State(lines) }
+
 // baseState is the part of every parser's state the driver reads.
 type baseState struct {
 	Lines int `json:"lines"`
@@ -92,7 +139,14 @@ func newParser(opts Options) (parser, int, error) {
 	case DSH:
 		p, err = newDSHParser(opts)
 	default:
-		return nil, 0, fmt.Errorf("%s: unknown harness %q (want %s, %s or %s)", opts.Path, opts.Harness, ClaudeCode, Codex, DSH)
+		newFormat, ok := formats[opts.Harness]
+		if !ok {
+			return nil, 0, fmt.Errorf("%s: unknown harness %q (want one of %s)", opts.Path, opts.Harness, strings.Join(Harnesses(), ", "))
+		}
+		var lp LineParser
+		if lp, err = newFormat(opts); err == nil {
+			p = registered{lp}
+		}
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: import state: %w", opts.Path, err)

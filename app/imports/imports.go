@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,7 +113,7 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 	var errs []error
 	for _, src := range files {
 		if src.Harness != "" && !ValidHarness(src.Harness) {
-			return res, fmt.Errorf("harness %q: want %s, %s or %s", src.Harness, importer.ClaudeCode, importer.Codex, importer.DSH)
+			return res, fmt.Errorf("harness %q: want one of %s", src.Harness, strings.Join(importer.Harnesses(), ", "))
 		}
 		if src.Reader != nil {
 			jobs = append(jobs, &importJob{src: src, path: src.Name})
@@ -169,8 +170,9 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 	return res, errors.Join(errs...)
 }
 
+// ValidHarness reports whether h names a harness the importer reads.
 func ValidHarness(h string) bool {
-	return h == importer.ClaudeCode || h == importer.Codex || h == importer.DSH
+	return slices.Contains(importer.Harnesses(), h)
 }
 
 type importJob struct {
