@@ -111,7 +111,7 @@ func (ro *rollout) measure(ctx context.Context, f interface{ Read([]byte) (int, 
 		}
 	}
 	_, err := jsonl.Read(jsonl.ContextReader(ctx, f), jsonl.Options{Path: path, AtEOF: true, Live: true}, func(b []byte, n int) error {
-		head := b[:min(len(b), 200)]
+		head := b[:min(len(b), 320)]
 		if ro.CLIVersion == "" && bytes.Contains(head, keySessionMeta) {
 			ro.CLIVersion = cliVersion(b)
 		}
