@@ -215,7 +215,7 @@ func decidePreCompact(ctx context.Context, c *client.Client, in hookInput, opts 
 	}
 	window, threshold := autoCompact(ro.Session.ContextWindow, opts.Getenv)
 
-	if err := c.Register(ctx, client.Engine{Harness: Name, Version: ro.Version(), Profile: opts.Profile, PID: os.Getppid()}); err != nil {
+	if err := c.Register(ctx, client.Engine{Harness: Name, Version: ro.Version(), Profile: opts.Profile, PID: os.Getpid()}); err != nil {
 		return verdict{Note: "tollgate unreachable (" + err.Error() + "): allowing the compaction unguarded", Decision: api.Allow, Why: api.ReasonUnguarded}
 	}
 	defer c.Close()
