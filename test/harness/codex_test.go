@@ -184,7 +184,15 @@ func TestCodexPreCompactHook(t *testing.T) {
 	if i, _ := codexIntegration(); !strings.HasPrefix(engines.Integrations[i].LastDecision, "allow (user)") {
 		t.Fatalf("last decision %q", engines.Integrations[i].LastDecision)
 	}
-	t.Logf("quoted: %d cold tokens for the compaction; recorded %d requests, session cost $%.4f", asked[0].Quote.ColdTokens, series.Session.Requests, series.Session.CostUSD)
+	calls := p.Calls()
+	for i, c := range calls {
+		if c.Compaction && i+1 < len(calls) {
+			t.Logf("allowed compaction: quoted %d cold tokens in the next request; billed: compaction call %d prompt (%d cached), next request %d prompt (%d cached: %d cold)",
+				asked[1].Quote.ColdTokens, c.Prompt, c.Cached, calls[i+1].Prompt, calls[i+1].Cached, calls[i+1].Prompt-calls[i+1].Cached)
+			break
+		}
+	}
+	t.Logf("recorded %d requests, session cost $%.4f", series.Session.Requests, series.Session.CostUSD)
 
 	// tollgate stopped: the hook allows at once and Codex compacts as shipped.
 	tg.cmd.Process.Signal(os.Interrupt)

@@ -127,7 +127,7 @@ func FuzzRollout(f *testing.F) {
 		if err := ro.measure(context.Background(), bytes.NewReader(b), "rollout.jsonl"); err != nil {
 			return
 		}
-		envelope, units := ro.surface()
+		envelope, units, pending := ro.surface()
 		seen := map[string]bool{}
 		for _, u := range units {
 			if u.Tokens <= 0 || seen[u.ID] {
@@ -135,8 +135,8 @@ func FuzzRollout(f *testing.F) {
 			}
 			seen[u.ID] = true
 		}
-		if envelope < 0 || ro.keptTokens() < 0 || ro.keptTokens() > codexKeptUserTokens {
-			t.Fatalf("envelope %d kept %d", envelope, ro.keptTokens())
+		if envelope < 0 || pending < 0 || ro.keptTokens() < 0 || ro.keptTokens() > codexKeptUserTokens {
+			t.Fatalf("envelope %d pending %d kept %d", envelope, pending, ro.keptTokens())
 		}
 	})
 }

@@ -286,18 +286,21 @@ const codexCompactionInstructionTokens = 300
 
 // rewriteRequest builds the ask from the rollout: the whole conversation
 // since the last fold is summarized; what Codex carries over besides the
-// summary (the user messages, up to its cap) is restored.
+// summary (the user messages, up to its cap) is restored. What no request
+// has sent yet (this turn's prompt) rides with the compaction call's
+// instruction: the call sends it uncached after the cached history, as the
+// provider bills it, and the next request sends it either way.
 func rewriteRequest(in hookInput, ro *rollout, opts Options, window, threshold int64) api.RewriteRequest {
 	trigger := api.TriggerPressure
 	if in.Trigger == "manual" {
 		trigger = api.TriggerManual
 	}
-	envelope, surface := ro.surface()
+	envelope, surface, pending := ro.surface()
 	plan := pricing.Plan{}
 	same := true
 	if len(surface) > 0 {
 		plan.Summarize = &pricing.SummaryPlan{Start: surface[0].ID, End: surface[len(surface)-1].ID,
-			RestoredTokens: ro.keptTokens(), InstructionTokens: codexCompactionInstructionTokens, SameFamily: &same}
+			RestoredTokens: ro.keptTokens(), InstructionTokens: codexCompactionInstructionTokens + pending, SameFamily: &same}
 	}
 	idle := 0.0
 	if !ro.LastAt.IsZero() {

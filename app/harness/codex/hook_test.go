@@ -136,21 +136,24 @@ func TestReadRollout(t *testing.T) {
 	if ro.UserBytes < 36000 || ro.PendingBytes < 12000 || ro.PendingBytes > 12400 || ro.FirstUserBytes < 12000 || ro.FirstUserBytes > 12600 {
 		t.Fatalf("user %d pending %d first %d", ro.UserBytes, ro.PendingBytes, ro.FirstUserBytes)
 	}
-	envelope, units := ro.surface()
+	envelope, units, pending := ro.surface()
 	// The envelope is the first prompt less its user messages: ~ the
 	// developer message and the (unlogged) tools.
 	if want := int64(12855) - (ro.FirstUserBytes+3)/4; envelope != want {
 		t.Fatalf("envelope %d, want %d", envelope, want)
 	}
-	if len(units) != 3 || units[0].Tokens != 12855-envelope || units[1].Tokens != 15970-12855 || units[2].ID != "pending" || units[2].Tokens != 1+(ro.PendingBytes+3)/4 {
-		t.Fatalf("units %+v", units)
+	if len(units) != 2 || units[0].Tokens != 12855-envelope || units[1].Tokens != 15970-12855 || pending != 1+(ro.PendingBytes+3)/4 {
+		t.Fatalf("units %+v pending %d", units, pending)
+	}
+	if ro.PendingUserBytes != ro.PendingBytes {
+		t.Fatalf("pending user %d, pending %d: only the prompt came after the last request", ro.PendingUserBytes, ro.PendingBytes)
 	}
 	for _, u := range units {
 		if u.Breakpoint {
 			t.Fatalf("OpenAI caches are positional: no breakpoints, got %+v", u)
 		}
 	}
-	if k := ro.keptTokens(); k != (ro.UserBytes+3)/4 {
+	if k := ro.keptTokens(); k != (ro.UserBytes+3)/4-(ro.PendingUserBytes+3)/4 {
 		t.Fatalf("kept %d", k)
 	}
 }
@@ -169,12 +172,10 @@ func TestReadRolloutSharedData(t *testing.T) {
 	if len(ro.Since) == 0 || ro.Session.ID == "" {
 		t.Fatalf("%+v", ro.Session)
 	}
-	envelope, units := ro.surface()
+	envelope, units, _ := ro.surface()
 	var sum int64
 	for _, u := range units {
-		if u.ID != "pending" {
-			sum += u.Tokens
-		}
+		sum += u.Tokens
 	}
 	last := ro.Since[len(ro.Since)-1].Usage.Prompt()
 	if envelope <= 0 || envelope+sum != last {
@@ -332,5 +333,54 @@ func TestHookFailsOpen(t *testing.T) {
 	out, errs = runHook(t, `{"session_id":`, dir)
 	if out != "" || !strings.Contains(errs, "malformed") {
 		t.Fatalf("malformed: stdout %q stderr %q", out, errs)
+	}
+}
+
+// The compaction is quoted as OpenAI bills Codex's two requests, with the
+// built-in gpt-5.2-codex prices: the compaction call re-reads the history
+// it was last sent from the cache (whole 128-token blocks), pays the miss
+// price for the rest (the unsent prompt, the trigger) and the output price
+// for the summary; the next request keeps the envelope cached and re-reads
+// the summary and the user messages Codex carries over cold. Writes cost
+// nothing extra.
+func TestCompactionQuotedAsOpenAIBillsIt(t *testing.T) {
+	ro, err := readRollout(context.Background(), writeRollout(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := ro.LastAt.Add(30 * time.Second)
+	in := hookInput{SessionID: testSession, TurnID: "turn-3", HookEventName: codexPreCompact, Trigger: "auto"}
+	req := rewriteRequest(in, &ro, Options{Timeout: 60 * time.Second, Now: func() time.Time { return now }}, 19000, 14000)
+	m, ok := pricing.Builtin("openai", "gpt-5.2-codex")
+	if !ok {
+		t.Fatal("no built-in gpt-5.2-codex")
+	}
+	q, err := pricing.NewQuote(pricing.QuoteRequest{Model: m, EnvelopeTokens: req.EnvelopeTokens, Units: req.Surface, Plan: req.Plan,
+		ContextWindow: req.ContextWindow, ThresholdTokens: req.ThresholdTokens, IdleSeconds: req.IdleSeconds, At: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(n int64) int64 { return n / 128 * 128 }
+	sent := req.EnvelopeTokens
+	for _, u := range req.Surface {
+		sent += u.Tokens
+	}
+	_, _, pending := ro.surface()
+	summary, kept := m.EstimatedSummaryTokens, ro.keptTokens()
+	call := q.SummaryCall
+	if call == nil || call.PromptTokens != sent+pending+codexCompactionInstructionTokens || call.CachedTokens != block(sent) ||
+		call.ColdTokens != call.PromptTokens-block(sent) || call.OutputTokens != summary {
+		t.Fatalf("compaction call %+v (sent %d, pending %d)", call, sent, pending)
+	}
+	if q.ColdTokens != req.EnvelopeTokens-block(req.EnvelopeTokens)+summary+kept {
+		t.Fatalf("next request: %d cold, want the envelope's last partial block + summary %d + kept %d", q.ColdTokens, summary, kept)
+	}
+	perM := func(n int64, price float64) float64 { return float64(n) * price / 1e6 }
+	wantCall := perM(call.CachedTokens, m.CacheHitPricePerMTokens) + perM(call.ColdTokens, m.PricePerMTokens) + perM(summary, m.OutputPricePerMTokens)
+	if d := q.CostUSD.SummaryCall - wantCall; d > 1e-9 || d < -1e-9 {
+		t.Fatalf("compaction call $%.6f, want $%.6f", q.CostUSD.SummaryCall, wantCall)
+	}
+	if m.CacheWritePricePerMTokens != 0 {
+		t.Fatal("OpenAI bills no cache writes")
 	}
 }

@@ -28,8 +28,9 @@ type rollout struct {
 	// turn's prompt, tool outputs not yet sent).
 	PendingBytes int64
 	// UserBytes are the user messages of the whole rollout: what Codex
-	// carries over a compaction besides the summary.
-	UserBytes int64
+	// carries over a compaction besides the summary; PendingUserBytes those
+	// written after the last request (this turn's prompt).
+	UserBytes, PendingUserBytes int64
 	// FirstUserBytes are the user messages before the first request.
 	FirstUserBytes int64
 	Model          string
@@ -124,6 +125,9 @@ func (ro *rollout) measure(ctx context.Context, f interface{ Read([]byte) (int, 
 			if firstLine == 0 || n < firstLine {
 				ro.FirstUserBytes += size
 			}
+			if n > lastLine {
+				ro.PendingUserBytes += size
+			}
 		}
 		if n > lastLine {
 			ro.PendingBytes += size
@@ -139,14 +143,15 @@ func (ro *rollout) measure(ctx context.Context, f interface{ Read([]byte) (int, 
 const codexKeptUserTokens = 20000
 
 // surface turns the conversation since the last fold into units: one per
-// request (the tokens its prompt added to the previous one's), then the
-// last output and the pending history. OpenAI's cache is positional, so no
-// unit is a breakpoint. The envelope (instructions, tools, the developer
-// message: what a compaction keeps in front) is the cache read of the first
-// request after the last fold, which re-read exactly that; without a fold,
-// the first request's prompt less its user messages.
-func (ro *rollout) surface() (int64, []pricing.Unit) {
-	var envelope int64
+// request (the tokens its prompt added to the previous one's). OpenAI's
+// cache is positional, so no unit is a breakpoint. The envelope
+// (instructions, tools, the developer message: what a compaction keeps in
+// front) is the cache read of the first request after the last fold, which
+// re-read exactly that; without a fold, the first request's prompt less its
+// user messages. pending is what the next request adds and no request has
+// sent yet (the last output, this turn's prompt and tool output): it is no
+// unit, as the surface is what the provider has cached.
+func (ro *rollout) surface() (envelope int64, units []pricing.Unit, pending int64) {
 	if len(ro.Since) > 0 {
 		first := ro.Since[0].Usage
 		if ro.AfterFold != nil && ro.AfterFold.Usage.CacheRead > 0 {
@@ -156,7 +161,7 @@ func (ro *rollout) surface() (int64, []pricing.Unit) {
 		}
 		envelope = min(envelope, first.Prompt())
 	}
-	units := make([]pricing.Unit, 0, len(ro.Since)+1)
+	units = make([]pricing.Unit, 0, len(ro.Since))
 	covered := envelope
 	for _, q := range ro.Since {
 		p := q.Usage.Prompt()
@@ -166,20 +171,18 @@ func (ro *rollout) surface() (int64, []pricing.Unit) {
 		units = append(units, pricing.Unit{ID: q.ID, Tokens: p - covered, Kind: "turn"})
 		covered = p
 	}
-	var last int64
 	if len(ro.Since) > 0 {
-		last = ro.Since[len(ro.Since)-1].Usage.Output
+		pending = ro.Since[len(ro.Since)-1].Usage.Output
 	}
-	if pending := last + (ro.PendingBytes+3)/4; pending > 0 {
-		units = append(units, pricing.Unit{ID: "pending", Tokens: pending, Kind: "pending"})
-	}
-	return envelope, units
+	return envelope, units, pending + (ro.PendingBytes+3)/4
 }
 
-// keptTokens estimates what Codex re-sends after the summary: the user
-// messages, up to its cap.
+// keptTokens estimates what Codex re-sends after the summary besides this
+// turn's new prompt: the earlier user messages, up to its cap (the new
+// prompt is sent, uncached, whether Codex compacts or not).
 func (ro *rollout) keptTokens() int64 {
-	return min((ro.UserBytes+3)/4, codexKeptUserTokens)
+	pending := (ro.PendingUserBytes + 3) / 4
+	return max(min((ro.UserBytes+3)/4, codexKeptUserTokens)-pending, 0)
 }
 
 // cliVersion reads session_meta's cli_version: a short string of digits,
