@@ -45,7 +45,7 @@ func FuzzHooksFile(f *testing.F) {
 			return
 		}
 		others := handlerCount(file) - len(tollgateKeys("/h/hooks.json", file))
-		file = withTollgateHooks(withoutTollgateHooks(file), "/bin/tollgate hook codex --timeout 300", 300)
+		file = withTollgateHooks(file, "/bin/tollgate hook codex --timeout 300", 300)
 		out, err := marshalHooks(file)
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,9 @@ package codex
 // (`codex features list`), so no feature flag is written.
 //
 // --install adds tollgate's PreCompact and PostCompact groups at the end of
-// their lists, keeps every other hook, and trusts exactly those two handlers
+// their lists (or replaces its handlers where they are: Codex keys trust by
+// position, so no other hook moves), keeps every other hook, and trusts
+// exactly those two handlers
 // (the user asked for them by running --install; Codex's /hooks review is
 // what the trust replaces). --uninstall removes only tollgate's groups and
 // the trust entries at their keys. A hooks.json or config.toml that does not
@@ -111,7 +113,6 @@ func Install(o InstallOptions) (InstallResult, error) {
 		return res, err
 	}
 	before := tollgateKeys(abs, hooksFile)
-	hooksFile = withoutTollgateHooks(hooksFile)
 	hooksFile = withTollgateHooks(hooksFile, command, res.Seconds)
 	after := tollgateKeys(abs, hooksFile)
 
@@ -415,8 +416,11 @@ func withoutTollgateHooks(f map[string]any) map[string]any {
 	return f
 }
 
-// withTollgateHooks appends tollgate's groups (no matcher: both automatic
-// and manual compactions reach the gate, which decides by its rules).
+// withTollgateHooks puts tollgate's handler under each event: in place of
+// the first one of tollgate's already there (so no other hook moves: Codex
+// keys trust by position), else in a group of its own at the end (no
+// matcher: both automatic and manual compactions reach the gate, which
+// decides by its rules). Any further handler of tollgate's is removed.
 func withTollgateHooks(f map[string]any, command string, seconds int) map[string]any {
 	events, _ := f["hooks"].(map[string]any)
 	if events == nil {
@@ -424,10 +428,39 @@ func withTollgateHooks(f map[string]any, command string, seconds int) map[string
 		f["hooks"] = events
 	}
 	for _, e := range codexEvents {
+		hook := map[string]any{"type": "command", "command": command, "timeout": seconds}
 		groups, _ := events[e.name].([]any)
-		events[e.name] = append(groups, map[string]any{"hooks": []any{
-			map[string]any{"type": "command", "command": command, "timeout": seconds},
-		}})
+		placed := false
+		var kept []any
+		for _, g := range groups {
+			group, _ := g.(map[string]any)
+			list, ok := group["hooks"].([]any)
+			if !ok {
+				kept = append(kept, g)
+				continue
+			}
+			var rest []any
+			for _, h := range list {
+				old, _ := h.(map[string]any)
+				cmd, _ := old["command"].(string)
+				switch {
+				case old == nil || !isTollgateCommand(cmd):
+					rest = append(rest, h)
+				case !placed:
+					rest = append(rest, hook)
+					placed = true
+				}
+			}
+			if len(rest) == 0 && len(list) > 0 {
+				continue
+			}
+			group["hooks"] = rest
+			kept = append(kept, group)
+		}
+		if !placed {
+			kept = append(kept, map[string]any{"hooks": []any{hook}})
+		}
+		events[e.name] = kept
 	}
 	return f
 }

@@ -134,6 +134,23 @@ func TestInstallKeepsTheUsersHooksAndTrustsOnlyOurs(t *testing.T) {
 		t.Fatalf("after reinstall: %+v", s)
 	}
 
+	// A hook the user adds after tollgate's keeps its place (and its trust
+	// key) when tollgate is installed again: tollgate's handler is
+	// replaced where it is.
+	f, _ = readHooksFile(hooksPath)
+	pre := f["hooks"].(map[string]any)["PreCompact"].([]any)
+	f["hooks"].(map[string]any)["PreCompact"] = append(pre, map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "/usr/local/bin/later"}}})
+	b, _ = marshalHooks(f)
+	os.WriteFile(hooksPath, b, 0o644)
+	if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Home: "/th", Timeout: 90 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ = readHooksFile(hooksPath)
+	pre = f["hooks"].(map[string]any)["PreCompact"].([]any)
+	if len(pre) != 3 || !strings.Contains(mustJSON(pre[1]), "hook codex --timeout 90") || !strings.Contains(mustJSON(pre[2]), "/usr/local/bin/later") {
+		t.Fatalf("reinstall moved hooks: %s", mustJSON(pre))
+	}
+
 	// Untrusted (the user removed the trust, or Codex renumbered it): installed, not verified.
 	os.WriteFile(configPath, []byte(userConfig), 0o640)
 	if s := Status(probe(dir, exe)); !s.Installed || s.Verified || !strings.Contains(s.Detail, "not trusted") {
