@@ -48,15 +48,16 @@ var depRules = []depRule{
 	{pattern: "app/importer/ccfold", module: []string{"app/importer"}},
 	{pattern: "app/harness/claudecode", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/importer/ccfold", "app/home"}},
 	{pattern: "app/harness/reasonix", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
+	{pattern: "app/harness/codex", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
-	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/home", "guard/api"}},
+	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/home", "guard/api"}},
 	{pattern: "app/config", module: []string{"app/home", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
 	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/importer/jsonl", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},
 		external: []string{"github.com/wailsapp/wails/v2/pkg/", "fyne.io/systray", "github.com/godbus/dbus/"}},
-	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness", "app/harness/claudecode", "app/harness/reasonix",
+	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex",
 		"app/install", "app/desktop/sessionbus", "guard/api", "storage/sqlite", "build/desktop"}, external: []string{"github.com/godbus/dbus/"}},
 	// OpenTelemetry in (OTLP receiver) and out (Prometheus, OTLP push).
 	{pattern: "app/telemetry", module: []string{"app/config", "app/home", "guard", "guard/api", "storage", "pricing"},
@@ -66,7 +67,7 @@ var depRules = []depRule{
 		"app/sim", "app/telemetry", "guard", "guard/api", "guard/client", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).
-	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/harness", "app/harness/claudecode", "app/harness/reasonix",
+	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex",
 		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/importer/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
 	{pattern: "", module: []string{"app", "app/cli", "app/desktop", "app/home", "frontend"}, external: []string{"github.com/wailsapp/wails/v2"}},
 

@@ -8,23 +8,22 @@ import (
 	"strconv"
 	"strings"
 
-	"tollgate/app/harness"
 	"tollgate/app/harness/claudecode"
+	"tollgate/app/harness/codex"
 )
 
 // Hook is `tollgate hook HARNESS`: a harness's hook entry point.
 func Hook(ctx context.Context, args []string, stdio IO) error {
 	if len(args) == 0 {
-		return usagef("usage: tollgate hook claude-code [--install|--uninstall] [flags]")
+		return usagef("usage: tollgate hook claude-code|codex [--install|--uninstall] [flags]")
 	}
 	switch args[0] {
 	case "claude-code", "claude":
 		return hookClaudeCode(ctx, args[1:], stdio)
 	case "codex":
-		fmt.Fprintln(stdio.Stderr, "tollgate: Codex stays import-only:", harness.CodexVerdict)
-		return nil
+		return hookCodex(ctx, args[1:], stdio)
 	}
-	return usagef("tollgate hook: unknown harness %q (want claude-code)", args[0])
+	return usagef("tollgate hook: unknown harness %q (want claude-code or codex)", args[0])
 }
 
 // hookClaudeCode is `tollgate hook claude-code`: the PreCompact hook itself
@@ -100,6 +99,76 @@ tollgate not running or malformed input → the compaction is allowed.`)
 		fmt.Fprintln(stdio.Stdout, "The HTTP hook sends $TOLLGATE_TOKEN: export it (`tollgate token`) where Claude Code runs.")
 	}
 	fmt.Fprintln(stdio.Stdout, "Claude Code reads it at the next start; `/hooks` lists it.")
+	return nil
+}
+
+// hookCodex is `tollgate hook codex`: Codex CLI's PreCompact (and
+// PostCompact) hook itself — it never fails Codex: any fault allows the
+// compaction — or with --install / --uninstall the edit of Codex's
+// hooks.json and config.toml.
+func hookCodex(ctx context.Context, args []string, stdio IO) error {
+	fset, common := newFlags("hook codex", stdio, false)
+	timeout := fset.Duration("timeout", codex.DefaultTimeout, "the hook's `timeout` in Codex's hooks.json (tollgate's deadline is 5 s less); a bare number is seconds")
+	profile := fset.String("profile", "", "pricing `PROFILE` for Codex sessions (default: by provider and model)")
+	install := fset.Bool("install", false, "add the PreCompact and PostCompact hooks to Codex's hooks.json, trust them in its config.toml, and exit")
+	uninstall := fset.Bool("uninstall", false, "remove tollgate's hooks (and their trust entries) from Codex's files and exit")
+	codexHome := fset.String("codex-home", "", "Codex's `DIR` for --install/--uninstall (default $CODEX_HOME, else ~/.codex)")
+	fset.Usage = func() {
+		fmt.Fprintln(stdio.Stderr, `usage: tollgate hook codex [--home DIR] [--timeout 300s] [--profile NAME]
+       tollgate hook codex --install [--timeout 300s] [--codex-home DIR]
+       tollgate hook codex --uninstall [--codex-home DIR]
+
+Codex CLI's PreCompact hook: reads the hook's JSON on stdin, asks tollgate,
+and prints {"continue":false,"stopReason":"…"} when the compaction is
+declined — Codex then ends the current turn and proposes the compaction
+again on the next one. tollgate not running or malformed input → the
+compaction is allowed.`)
+		fset.PrintDefaults()
+	}
+	if err := parse(fset, secondsToDuration(args, "timeout")); err != nil {
+		return err
+	}
+	if !*install && !*uninstall {
+		dir, _ := resolveHome(common)
+		codex.RunCommand(ctx, stdio.Stdin, stdio.Stdout, stdio.Stderr, codex.Options{Home: dir, Profile: *profile, Timeout: *timeout})
+		return nil
+	}
+	dir := *codexHome
+	if dir == "" {
+		d, err := codex.Dir(os.Getenv)
+		if err != nil {
+			return err
+		}
+		dir = d
+	}
+	if *uninstall {
+		res, err := codex.Uninstall(dir)
+		switch {
+		case err != nil:
+			return err
+		case res.Removed == 0:
+			fmt.Fprintf(stdio.Stdout, "tollgate's hooks are not in %s: nothing to remove\n", res.Hooks)
+		default:
+			fmt.Fprintf(stdio.Stdout, "Removed tollgate's Codex hooks from %s and their trust from config.toml\n", res.Hooks)
+		}
+		return nil
+	}
+	t := codex.InstallTimeout
+	fset.Visit(func(f *flag.Flag) {
+		if f.Name == "timeout" {
+			t = *timeout
+		}
+	})
+	res, err := codex.Install(codex.InstallOptions{CodexDir: dir, Home: common.Home, Profile: *profile, Timeout: t})
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		fmt.Fprintf(stdio.Stdout, "tollgate's Codex hooks are already installed and trusted in %s\n", res.Hooks)
+		return nil
+	}
+	fmt.Fprintf(stdio.Stdout, "Installed tollgate's PreCompact and PostCompact hooks in %s (timeout %ds) and trusted them in %s\n", res.Hooks, res.Seconds, res.Config)
+	fmt.Fprintln(stdio.Stdout, "Codex reads them at its next start. Declining a compaction ends that Codex turn; Codex proposes it again on the next one.")
 	return nil
 }
 

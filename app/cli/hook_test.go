@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,5 +33,42 @@ func TestHookClaudeCodeMalformedInputAllows(t *testing.T) {
 	err := Hook(context.Background(), []string{"claude-code", "--home", t.TempDir()}, IO{Stdin: strings.NewReader(`{"session_id":`), Stdout: &out, Stderr: &errb})
 	if code := Exit(err, &errb); code != 0 || out.String() != "" || !strings.Contains(errb.String(), "malformed") {
 		t.Fatalf("exit %d stdout %q stderr %q", code, out.String(), errb.String())
+	}
+}
+
+// `tollgate hook codex`: malformed input allows (exit 0, no output);
+// --install writes hooks.json and the trust into --codex-home, a second run
+// says it is there already, --uninstall removes it; an unparseable
+// hooks.json is an error naming the file and line, and changes nothing.
+func TestHookCodexVerb(t *testing.T) {
+	var out, errb strings.Builder
+	io := func(stdin string) IO {
+		out.Reset()
+		errb.Reset()
+		return IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
+	}
+	err := Hook(context.Background(), []string{"codex", "--home", t.TempDir()}, io(`{"session_id":`))
+	if code := Exit(err, &errb); code != 0 || out.String() != "" || !strings.Contains(errb.String(), "malformed") {
+		t.Fatalf("malformed: exit %d stdout %q stderr %q", code, out.String(), errb.String())
+	}
+	codexHome := t.TempDir()
+	install := []string{"codex", "--install", "--codex-home", codexHome, "--timeout", "120"}
+	if err := Hook(context.Background(), install, io("")); err != nil || !strings.Contains(out.String(), "(timeout 120s) and trusted them") {
+		t.Fatalf("install: %v %q", err, out.String())
+	}
+	if err := Hook(context.Background(), install, io("")); err != nil || !strings.Contains(out.String(), "already installed") {
+		t.Fatalf("second install: %v %q", err, out.String())
+	}
+	if err := Hook(context.Background(), []string{"codex", "--uninstall", "--codex-home", codexHome}, io("")); err != nil || !strings.Contains(out.String(), "Removed") {
+		t.Fatalf("uninstall: %v %q", err, out.String())
+	}
+	broken := "{\n\"hooks\": [,\n"
+	os.WriteFile(filepath.Join(codexHome, "hooks.json"), []byte(broken), 0o600)
+	err = Hook(context.Background(), install, io(""))
+	if code := Exit(err, &errb); code == 0 || !strings.Contains(errb.String(), "hooks.json:2") {
+		t.Fatalf("broken hooks.json: exit %d stderr %q", code, errb.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(codexHome, "hooks.json")); string(b) != broken {
+		t.Fatalf("changed: %q", b)
 	}
 }

@@ -45,6 +45,7 @@ import (
 	"tollgate/app/desktop/sessionbus"
 	"tollgate/app/harness"
 	"tollgate/app/harness/claudecode"
+	"tollgate/app/harness/codex"
 	"tollgate/app/harness/reasonix"
 	"tollgate/app/home"
 	"tollgate/app/install"
@@ -737,7 +738,10 @@ func (d *doctor) checkIntegrations() []DoctorCheck {
 				c.Status = DoctorInfo // a plugin inside dsh: nothing to run from here
 			}
 		case harness.Codex:
-			c.Title, c.Status = "Codex", DoctorInfo
+			c.Title = "Codex"
+			c.Fix = d.cmd + " hook codex --install" + d.homeArg
+			dir, _ := codex.Dir(os.Getenv)
+			d.grade(&c, in, dir, "Codex")
 		default:
 			c.Title, c.Status = in.Name, DoctorInfo
 		}

@@ -1,14 +1,14 @@
 // Package harness lists the harness integrations and what state each is in
 // on this machine (the Integrations page, GET /v1/engines, doctor). The
 // integrations themselves live in the packages below it (claudecode,
-// reasonix); dsh ships its own plugin (integrations/dsh) and Codex is
-// import-only.
+// reasonix, codex); dsh ships its own plugin (integrations/dsh).
 package harness
 
 import (
 	"os"
 
 	"tollgate/app/harness/claudecode"
+	"tollgate/app/harness/codex"
 	"tollgate/app/harness/reasonix"
 	"tollgate/app/home"
 	"tollgate/guard/api"
@@ -19,13 +19,14 @@ const (
 	ClaudeCode = claudecode.Name
 	Reasonix   = reasonix.Name
 	DSH        = "dsh"
-	Codex      = "codex"
+	Codex      = codex.Name
 )
 
 // Integrations reports the installed hook integrations (ARCHITECTURE.md,
 // "Integrations") for the tollgate whose home is dir: the Claude Code
 // PreCompact hook in the user's Claude settings, the Reasonix plugin, the
-// dsh plugin (seen when it last ran) and Codex (import-only). An installed
+// dsh plugin (seen when it last ran) and Codex's PreCompact hook in its
+// hooks.json (trusted in its config.toml). An installed
 // integration that is verified — its configuration parses and its command
 // resolves to this tollgate binary — arms the guard, as it guards every
 // session of its harness without a live process. Each entry's lastDecision
@@ -40,7 +41,7 @@ func Integrations(dir string) []api.Integration {
 }
 
 func integrationsFor(p home.Probe) []api.Integration {
-	out := []api.Integration{claudecode.Status(p), reasonix.Status(p), dshStatus(p), codexStatus(p)}
+	out := []api.Integration{claudecode.Status(p), reasonix.Status(p), dshStatus(p), codex.Status(p)}
 	for i := range out {
 		if m, err := home.ReadMarker(p.Home, out[i].Name); err == nil && m.LastDecision != "" {
 			out[i].LastDecision = m.LastDecision + " · " + m.At.Local().Format("2006-01-02 15:04")
@@ -68,13 +69,3 @@ func dshStatus(p home.Probe) api.Integration {
 	in.Detail += "; it arms the guard while dsh runs (engine lease)"
 	return in
 }
-
-// ---- Codex ----
-
-func codexStatus(home.Probe) api.Integration {
-	return api.Integration{Name: Codex, Detail: CodexVerdict}
-}
-
-// CodexVerdict is what the Integrations page says about Codex.
-const CodexVerdict = "import-only: Codex CLI's PreCompact hook (0.171) cannot decline a compaction — its output has no decision, " +
-	"and `continue: false` stops the whole turn — so tollgate imports Codex rollouts (`tollgate import`) instead of gating them"

@@ -8,7 +8,7 @@ import (
 	"tollgate/app/home"
 )
 
-func TestIntegrationsDSHSeenAndCodexImportOnly(t *testing.T) {
+func TestIntegrationsDSHSeenAndCodexNotInstalled(t *testing.T) {
 	dir := t.TempDir()
 	env := home.Probe{Home: dir, Getenv: func(k string) string {
 		if k == "HOME" {
@@ -17,7 +17,7 @@ func TestIntegrationsDSHSeenAndCodexImportOnly(t *testing.T) {
 		return ""
 	}}
 	list := integrationsFor(env)
-	if len(list) != 4 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "import-only") {
+	if len(list) != 4 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "hook codex --install") || !strings.Contains(list[3].Detail, "ends the current Codex turn") {
 		t.Fatalf("%+v", list)
 	}
 	for _, in := range list {

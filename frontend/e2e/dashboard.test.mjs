@@ -286,6 +286,8 @@ test("Integrations and Data pages; a narrow window collapses the pill to its gly
   await page.locator('[data-integration="claude-code"]').waitFor();
   assert.match(await page.locator('[data-integration="claude-code"] pre').innerText(), /tollgate hook claude-code --install/);
   assert.match(await page.locator('[data-integration="reasonix"] pre').innerText(), /tollgate ext reasonix --install/);
+  assert.match(await page.locator('[data-integration="codex"] pre').innerText(), /tollgate hook codex --install/);
+  assert.match(await page.locator('[data-integration="codex"]').innerText(), /declining ends that Codex turn/);
   await page.screenshot({ path: join(OUT, "e2e-integrations.png") });
 
   await page.goto(server.api.url + "/#/data");

@@ -1,5 +1,5 @@
 // Package harness holds the end-to-end tests that drive the real harness
-// programs (Claude Code, DeepSeek-Reasonix) against tollgate, and the fake
+// programs (Claude Code, DeepSeek-Reasonix, Codex CLI) against tollgate, and the fake
 // model provider they talk to.
 //
 // The fake provider serves an OpenAI-style streaming
@@ -72,6 +72,7 @@ func StartProvider(log *slog.Logger) (*Provider, error) {
 	mux.HandleFunc("GET /models", p.models)
 	mux.HandleFunc("POST /v1/messages", p.messages)
 	mux.HandleFunc("POST /v1/messages/count_tokens", p.countTokens)
+	p.responsesRoutes(mux) // fake_responses.go: Codex's Responses API
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		p.log.Info("fake provider: unhandled", "method", r.Method, "path", r.URL.Path)
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)

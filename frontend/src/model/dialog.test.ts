@@ -177,3 +177,21 @@ describe("question queue", () => {
     expect(q.remove("b")).toBeUndefined();
   });
 });
+
+describe("what Not now does to a Codex turn (issue 15)", () => {
+  it("says plainly that declining ends the Codex turn and that Codex asks again next turn", () => {
+    const lines = dialogModel(pending({ harness: "codex" })).lines;
+    expect(lines[lines.length - 1]).toEqual({
+      kind: "declineEffect",
+      text: "Not now ends this Codex turn (the conversation keeps its full history); Codex proposes the compaction again on the next turn",
+      tone: "warn",
+    });
+    const unpriced = dialogModel(pending({ harness: "codex", quote: null })).lines;
+    expect(unpriced.map((l) => l.kind)).toEqual(["unpriced", "declineEffect"]);
+  });
+  it("other harnesses skip only the rewrite: no such line", () => {
+    for (const harness of ["claude-code", "reasonix", "dsh", ""]) {
+      expect(dialogModel(pending({ harness })).lines.some((l) => l.kind === "declineEffect")).toBe(false);
+    }
+  });
+});

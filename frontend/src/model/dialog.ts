@@ -7,7 +7,7 @@ import type { AnsweredBy, ColdPart, ColdPrediction, DecidedRewrite, PendingRewri
 
 export interface DialogLine {
   /** Stable name of the line, for tests and styling. */
-  kind: "expired" | "context" | "summary" | "predicted" | "prune" | "break" | "breakEven" | "overThreshold" | "offPeak" | "unpriced";
+  kind: "expired" | "context" | "summary" | "predicted" | "prune" | "break" | "breakEven" | "overThreshold" | "offPeak" | "unpriced" | "declineEffect";
   text: string;
   tone?: "good" | "warn";
 }
@@ -138,6 +138,16 @@ function agoText(seconds: number): string {
   return `${Math.round(min / 60)} h ago`;
 }
 
+/**
+ * What Not now does beyond skipping the rewrite, where the harness cannot
+ * skip only that: Codex's PreCompact hook stops the compaction by ending the
+ * turn (app/harness/codex).
+ */
+function declineEffectLine(harness: string): DialogLine | null {
+  if (harness !== "codex") return null;
+  return { kind: "declineEffect", text: "Not now ends this Codex turn (the conversation keeps its full history); Codex proposes the compaction again on the next turn", tone: "warn" };
+}
+
 /** The dialog for one pending rewrite. */
 export function dialogModel(p: PendingRewrite): DialogModel {
   const sourceParts = [p.harness || "a harness", `session ${p.session}`];
@@ -149,8 +159,10 @@ export function dialogModel(p: PendingRewrite): DialogModel {
     lines: [],
   };
   const q = p.quote;
+  const effect = declineEffectLine(p.harness);
   if (!q) {
     model.lines.push({ kind: "unpriced", text: "This rewrite could not be priced.", tone: "warn" });
+    if (effect) model.lines.push(effect);
     return model;
   }
   const lines = model.lines;
@@ -177,6 +189,7 @@ export function dialogModel(p: PendingRewrite): DialogModel {
     lines.push({ kind: "overThreshold", text: `Still over the rewrite threshold afterwards: ${formatTokens(q.nextRequestTokens)}`, tone: "warn" });
   }
   if (q.offPeak) lines.push({ kind: "offPeak", text: "Priced at off-peak rates" });
+  if (effect) lines.push(effect);
   return model;
 }
 

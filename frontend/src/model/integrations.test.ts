@@ -7,8 +7,11 @@ const list = (over: Partial<EnginesList> = {}): EnginesList => ({ armed: false, 
 const engine = (harness: string) => ({ engine: "e_1", harness, registeredAt: "", lastContact: "", expiresAt: "" });
 
 describe("integrations", () => {
-  it("has copy-ready setup for Claude Code, Reasonix, dsh and the API", () => {
+  it("has copy-ready setup for Claude Code, Reasonix, Codex, dsh and the API", () => {
     expect(guide("claude-code").snippet).toBe("tollgate hook claude-code --install");
+    expect(guide("codex").snippet).toBe("tollgate hook codex --install");
+    expect(guide("codex").what).toContain("declining ends that Codex turn");
+    expect(guide("codex").what).toContain("again on the next turn");
     expect(guide("reasonix").snippet).toBe("tollgate ext reasonix --install");
     expect(guide("dsh")).toBeDefined();
     expect(guide("api").snippet).toContain("/v1/engines");
@@ -21,5 +24,11 @@ describe("integrations", () => {
     expect(integrationStatus(guide("claude-code"), hook(true))).toEqual({ state: "armed", detail: "~/.claude/settings.json" });
     expect(integrationStatus(guide("claude-code"), hook(false)).state).toBe("installed");
     expect(integrationStatus(guide("api"), list({ engines: [engine("my-harness")] }))).toEqual({ state: "armed", detail: "my-harness" });
+  });
+  it("Codex: armed by its installed, trusted hook; installed but untrusted is not armed", () => {
+    const codex = (verified: boolean) => list({ integrations: [{ name: "codex", installed: true, verified, detail: "PreCompact hook installed", lastDecision: null }] });
+    expect(integrationStatus(guide("codex"), codex(true)).state).toBe("armed");
+    expect(integrationStatus(guide("codex"), codex(false)).state).toBe("installed");
+    expect(integrationStatus(guide("codex"), list()).state).toBe("not-seen");
   });
 });

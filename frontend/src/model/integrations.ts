@@ -37,6 +37,14 @@ export const GUIDES: readonly IntegrationGuide[] = [
     snippet: "tollgate ext reasonix --install",
   },
   {
+    id: "codex",
+    title: "Codex CLI",
+    harnesses: ["codex"],
+    integration: "codex",
+    what: "A PreCompact hook prices every compaction from the rollout and asks before it runs; --install also trusts it in Codex's config.toml, which Codex requires. Codex's hook cannot skip only the compaction: declining ends that Codex turn (the conversation keeps its full history), and Codex proposes the compaction again on the next turn.",
+    snippet: "tollgate hook codex --install",
+  },
+  {
     id: "dsh",
     title: "dsh",
     harnesses: ["dsh"],

@@ -1,0 +1,386 @@
+// Package codex is the Codex CLI integration (ARCHITECTURE.md,
+// "Integrations"): a PreCompact command hook (`tollgate hook codex`, stdin →
+// stdout) and its PostCompact twin, installed in Codex's hooks.json.
+//
+// What Codex's hook can do (@openai/codex 0.171.0; codex-rs/hooks/src/
+// events/compact.rs and codex-rs/core/src/hook_runtime.rs, openai/codex
+// PR 19905, read 2026-12-01): a PreCompact hook that prints
+// {"continue": false, "stopReason": "…"} stops the compaction, and Codex
+// then ends the current turn ("turn interrupted"; `codex exec` exits 1).
+// `decision: "block"` and exit code 2 are ignored by design. It cannot skip
+// only the compaction and let the turn go on: the conversation keeps its
+// full history, and Codex proposes the compaction again on the next turn.
+//
+// One PreCompact event is decided like this:
+//
+//  1. register an engine (harness "codex") for the life of the hook;
+//  2. record the rollout's usage so far with the importer's Codex parser
+//     (ids are the cumulative token counts, so a later `tollgate import`
+//     of the same rollout stores nothing twice);
+//  3. price the compaction as OpenAI bills it: the compaction call (the
+//     Responses API request that carries the whole history and returns the
+//     summary; a positional cache, 128-token steps from 1,024, writes not
+//     billed — pricing's OpenAI model) and the next request, which re-reads
+//     everything after the envelope cold (the summary and the user messages
+//     Codex carries over);
+//  4. ask (session "codex:<session_id>", turn = turn_id, deadline = the
+//     hook's timeout less a margin);
+//  5. a decline prints {"continue":false,"stopReason":"…"} on stdout, exit
+//     0; the gate mutes the rest of that turn, and Codex's next turn (a new
+//     turn_id) is asked again.
+//
+// tollgate not running, malformed input, or any fault of ours → allow (no
+// output, exit 0), say why on stderr: a guard fault never strands Codex.
+//
+// Like any harness it reaches tollgate only through guard/client.
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"tollgate/app/home"
+	"tollgate/guard/api"
+	"tollgate/guard/client"
+	"tollgate/pricing"
+)
+
+// Name is the integration's name, as the Integrations page and the
+// sessions' harness show it.
+const Name = "codex"
+
+// Codex hook events tollgate handles.
+const (
+	codexPreCompact  = "PreCompact"
+	codexPostCompact = "PostCompact"
+)
+
+// hookInput is what Codex sends a compaction hook on stdin
+// (codex-rs/hooks/schema/generated/pre-compact.command.input.schema.json;
+// PostCompact's is the same shape).
+type hookInput struct {
+	SessionID      string  `json:"session_id"`
+	TurnID         string  `json:"turn_id"`
+	TranscriptPath *string `json:"transcript_path"`
+	Cwd            string  `json:"cwd"`
+	HookEventName  string  `json:"hook_event_name"`
+	Model          string  `json:"model"`
+	Trigger        string  `json:"trigger"`
+	AgentID        string  `json:"agent_id"`
+	AgentType      string  `json:"agent_type"`
+}
+
+// maxHookInput bounds what the hook reads from stdin (Codex sends a few
+// hundred bytes).
+const maxHookInput = 1 << 20
+
+// decodeHookInput decodes and checks a compaction hook's input. Errors name
+// the field.
+func decodeHookInput(b []byte) (hookInput, error) {
+	var in hookInput
+	if len(bytes.TrimSpace(b)) == 0 {
+		return in, errors.New("empty input: expected Codex's PreCompact hook JSON on stdin")
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return in, fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type.Kind(), te.Value)
+		}
+		return in, fmt.Errorf("input is not JSON: %w", err)
+	}
+	switch {
+	case in.HookEventName != codexPreCompact && in.HookEventName != codexPostCompact:
+		return in, fmt.Errorf("hook_event_name: %q is neither PreCompact nor PostCompact (install the hook under those only)", in.HookEventName)
+	case strings.TrimSpace(in.SessionID) == "":
+		return in, errors.New("session_id: missing")
+	case len(in.SessionID) > 256:
+		return in, errors.New("session_id: longer than 256 bytes")
+	case len(in.TurnID) > 256:
+		return in, errors.New("turn_id: longer than 256 bytes")
+	case len(in.Model) > 256:
+		return in, errors.New("model: longer than 256 bytes")
+	case in.Trigger != "auto" && in.Trigger != "manual":
+		return in, fmt.Errorf("trigger: %q is neither auto nor manual", in.Trigger)
+	case in.TranscriptPath != nil && *in.TranscriptPath != "" && !filepath.IsAbs(*in.TranscriptPath):
+		return in, fmt.Errorf("transcript_path: %q is not an absolute path", *in.TranscriptPath)
+	}
+	return in, nil
+}
+
+// Options tune one hook decision.
+type Options struct {
+	Home    string        // tollgate home, for the Integrations page's marker ("" = none)
+	Profile string        // pricing profile ("" = by provider and model)
+	Timeout time.Duration // the hook's timeout in hooks.json
+	Getenv  func(string) string
+	Now     func() time.Time
+	Log     *slog.Logger
+}
+
+// hookDeadlineMargin is kept between tollgate's deadline and the hook's own
+// timeout, so the hook always answers before Codex gives up on it.
+const hookDeadlineMargin = 5 * time.Second
+
+// verdict is the hook's answer.
+type verdict struct {
+	Stop          bool
+	StopReason    string // shown by Codex when the turn stops
+	Note          string // for stderr
+	Decision, Why string
+}
+
+// RunCommand is the command hook (`tollgate hook codex`): it reads Codex's
+// hook JSON from stdin, asks tollgate, and prints
+// {"continue":false,"stopReason":"…"} on stdout when the compaction is
+// declined. Notes go to stderr. It never fails the hook: tollgate not
+// running or malformed input allows the compaction.
+func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Options) {
+	b, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
+	if err == nil && len(b) > maxHookInput {
+		err = fmt.Errorf("input longer than %d bytes", maxHookInput)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "tollgate: reading the hook input:", err, "— allowing the compaction")
+		return
+	}
+	in, err := decodeHookInput(b)
+	if err != nil {
+		fmt.Fprintln(stderr, "tollgate: malformed Codex hook input:", err, "— allowing the compaction")
+		return
+	}
+	ep, err := client.Discover(opts.Home)
+	if err != nil {
+		fmt.Fprintln(stderr, "tollgate is not running (", err, ") — allowing the compaction unguarded")
+		return
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts.Log = log
+	if in.HookEventName == codexPostCompact {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := reportCompaction(ctx, client.New(ep, log), in); err != nil {
+			fmt.Fprintln(stderr, "tollgate: reporting the compaction's outcome:", err)
+		}
+		return
+	}
+	v := decidePreCompact(ctx, client.New(ep, log), in, opts)
+	if v.Note != "" {
+		fmt.Fprintln(stderr, v.Note)
+	}
+	if v.Stop {
+		out, _ := json.Marshal(map[string]any{"continue": false, "stopReason": v.StopReason})
+		fmt.Fprintln(stdout, string(out))
+	}
+}
+
+// decidePreCompact decides one PreCompact event through tollgate.
+func decidePreCompact(ctx context.Context, c *client.Client, in hookInput, opts Options) verdict {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	var ro rollout
+	if path := transcriptPath(in); path != "" {
+		var err error
+		ro, err = readRollout(ctx, path)
+		if err != nil {
+			// Without the rollout the compaction cannot be priced: ask
+			// anyway (the surface is then empty), and say so.
+			log.Warn("reading the Codex rollout", "path", path, "err", err)
+		}
+	}
+	if ro.Model == "" {
+		ro.Model = in.Model
+	}
+	window, threshold := autoCompact(ro.Session.ContextWindow, opts.Getenv)
+
+	if err := c.Register(ctx, client.Engine{Harness: Name, Version: ro.Version(), Profile: opts.Profile, PID: os.Getpid()}); err != nil {
+		return verdict{Note: "tollgate unreachable (" + err.Error() + "): allowing the compaction unguarded", Decision: api.Allow, Why: api.ReasonUnguarded}
+	}
+	defer c.Close()
+
+	session := "codex:" + in.SessionID
+	recordUsage(ctx, c, session, ro, opts.Profile, window, threshold, log)
+
+	req := rewriteRequest(in, &ro, opts, window, threshold)
+	askCtx, cancel := context.WithTimeout(ctx, max(opts.Timeout-2*time.Second, time.Second))
+	defer cancel()
+	d := c.AskRewrite(askCtx, session, req)
+	v := verdict{Decision: d.Decision, Why: d.Reason}
+	if d.Decision == api.Decline {
+		v.Stop = true
+		v.StopReason = stopReason(d)
+	}
+	v.Note = "tollgate: " + d.Decision + " (" + d.Reason + ")"
+	if d.Message != "" {
+		v.Note += ": " + d.Message
+	}
+	if opts.Home != "" {
+		home.WriteMarker(opts.Home, Name, home.Marker{At: opts.Now().UTC(), LastDecision: d.Decision + " (" + d.Reason + ")", Version: ro.Version()})
+	}
+	return v
+}
+
+func transcriptPath(in hookInput) string {
+	if in.TranscriptPath == nil {
+		return ""
+	}
+	return *in.TranscriptPath
+}
+
+// stopReason is what Codex shows when tollgate stops the turn: what
+// happened, what it would have cost, and how to go on.
+func stopReason(d api.Decision) string {
+	var why string
+	switch d.Reason {
+	case api.ReasonUser:
+		why = "you chose Not now"
+	case api.ReasonTimeout:
+		why = "nobody answered before the hook's deadline"
+	case api.ReasonMuted:
+		why = "declined earlier in this turn"
+	case api.ReasonNoQuestionProvider:
+		why = "nobody can answer (no tollgate window or browser UI is open)"
+	default:
+		why = d.Reason
+		if d.Message != "" {
+			why += ": " + d.Message
+		}
+	}
+	msg := "tollgate declined the compaction (" + why + ")."
+	if d.Quote != nil && d.Quote.ColdTokens > 0 {
+		msg += fmt.Sprintf(" It would re-read %d tokens uncached (break premium $%.4f).", d.Quote.ColdTokens, d.Quote.CostUSD.BreakPremium)
+	}
+	return msg + " Codex ends this turn here; the conversation keeps its full history. To go on, send your next message " +
+		"(Codex proposes the compaction again and tollgate asks again), run /compact yourself, " +
+		"or set tollgate's mode to auto to allow compactions without asking."
+}
+
+// codexCompactionInstructionTokens is what a compaction adds to the
+// history it summarizes: Codex's local compaction prompt
+// (codex-rs/core/templates/compact/prompt.md, ~1.2k characters); the remote
+// compaction (Responses API, OpenAI providers) adds only a
+// {"type":"compaction_trigger"} item, so this is the larger of the two.
+const codexCompactionInstructionTokens = 300
+
+// rewriteRequest builds the ask from the rollout: the whole conversation
+// since the last fold is summarized; what Codex carries over besides the
+// summary (the user messages, up to its cap) is restored. What no request
+// has sent yet (this turn's prompt) rides with the compaction call's
+// instruction: the call sends it uncached after the cached history, as the
+// provider bills it, and the next request sends it either way.
+func rewriteRequest(in hookInput, ro *rollout, opts Options, window, threshold int64) api.RewriteRequest {
+	trigger := api.TriggerPressure
+	if in.Trigger == "manual" {
+		trigger = api.TriggerManual
+	}
+	envelope, surface, pending := ro.surface()
+	plan := pricing.Plan{}
+	same := true
+	if len(surface) > 0 {
+		plan.Summarize = &pricing.SummaryPlan{Start: surface[0].ID, End: surface[len(surface)-1].ID,
+			RestoredTokens: ro.keptTokens(), InstructionTokens: codexCompactionInstructionTokens + pending, SameFamily: &same}
+	}
+	idle := 0.0
+	if !ro.LastAt.IsZero() {
+		idle = max(opts.Now().Sub(ro.LastAt).Seconds(), 0)
+	}
+	deadline := max(opts.Timeout-hookDeadlineMargin, time.Second)
+	return api.RewriteRequest{
+		Profile: opts.Profile, Turn: in.TurnID, Trigger: trigger,
+		DeadlineSeconds: deadline.Seconds(), IdleSeconds: idle,
+		ContextWindow: window, ThresholdTokens: threshold,
+		EnvelopeTokens: envelope, Surface: surface, Plan: plan,
+	}
+}
+
+// recordUsage records every request of the rollout as the importer reads
+// it, in order (the ledger judges each request against the previous one of
+// its thread by the order they are stored). tollgate stores each id once,
+// so earlier hooks' records are not counted twice.
+func recordUsage(ctx context.Context, c *client.Client, session string, ro rollout, profile string, window, threshold int64, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for _, rec := range ro.Records {
+		q := rec.Request
+		if q == nil {
+			continue
+		}
+		r := client.Request{RequestID: q.ID, Harness: Name, Title: ro.Session.Title, Profile: profile, Provider: q.Provider, Model: q.Model,
+			Purpose: q.Purpose, Thread: q.Thread, StartedBy: q.StartedBy, At: api.At(q.At), Usage: api.Report(q.Usage),
+			ContextWindow: window, ThresholdTokens: threshold}
+		if _, err := c.RecordRequest(ctx, session, r); err != nil {
+			log.Warn("recording Codex usage", "session", session, "err", err)
+			return // tollgate is gone or refuses: the rest would fare no better
+		}
+	}
+}
+
+// reportCompaction handles PostCompact: the compaction this turn was
+// allowed has landed, so its rewrite's outcome is applied.
+func reportCompaction(ctx context.Context, c *client.Client, in hookInput) error {
+	session := "codex:" + in.SessionID
+	var series api.Series
+	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
+		return err
+	}
+	pick := -1
+	for i, f := range series.Folds {
+		if f.Source != "api" || f.Decision != api.Allow || f.Applied != nil {
+			continue
+		}
+		if pick < 0 || f.Turn == in.TurnID || series.Folds[pick].Turn != in.TurnID {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		return nil // compacted unasked (tollgate was not running), or already reported
+	}
+	return c.Outcome(ctx, series.Folds[pick].Rewrite, true, "")
+}
+
+// autoCompact is the context window and the auto-compaction threshold
+// Codex works with: the window its token_count events report (already the
+// usable share of the model's), and config.toml's
+// model_auto_compact_token_limit, else 90 % of the window (Codex's default
+// for models without their own limit).
+func autoCompact(window int64, getenv func(string) string) (int64, int64) {
+	var cfg struct {
+		Window int64 `toml:"model_context_window"`
+		Limit  int64 `toml:"model_auto_compact_token_limit"`
+	}
+	if dir, err := Dir(getenv); err == nil {
+		if b, err := readBounded(filepath.Join(dir, "config.toml")); err == nil {
+			toml.Unmarshal(b, &cfg) // a config Codex cannot read either: no figures
+		}
+	}
+	if window <= 0 {
+		window = max(cfg.Window, 0)
+	}
+	threshold := cfg.Limit
+	if threshold <= 0 || (window > 0 && threshold > window) {
+		threshold = window * 9 / 10
+	}
+	return window, threshold
+}
