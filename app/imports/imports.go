@@ -501,10 +501,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		harness = prev.Harness
 	}
 	if harness == "" {
-		harness = importer.Detect(job.path, head)
+		harness = detect(job.path, head)
 	}
 	if harness == "" {
-		return fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness claude-code, codex or dsh)", job.path))
+		return fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", job.path, strings.Join(importer.Harnesses(), ", ")))
 	}
 	p.result.Harness = harness
 
