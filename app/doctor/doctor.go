@@ -738,6 +738,10 @@ func (d *doctor) checkIntegrations() []DoctorCheck {
 			}
 		case harness.Codex:
 			c.Title, c.Status = "Codex", DoctorInfo
+		case harness.Gemini:
+			// Imported and priced, never gated: nothing to fix from here.
+			c.Title, c.Status = "Gemini CLI", DoctorInfo
+			facts["state"] = in.State
 		default:
 			c.Title, c.Status = in.Name, DoctorInfo
 		}

@@ -17,7 +17,7 @@ func TestIntegrationsDSHSeenAndCodexImportOnly(t *testing.T) {
 		return ""
 	}}
 	list := integrationsFor(env)
-	if len(list) != 4 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "import-only") {
+	if len(list) != 5 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "import-only") {
 		t.Fatalf("%+v", list)
 	}
 	for _, in := range list {
