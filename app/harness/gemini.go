@@ -19,17 +19,16 @@ const Gemini = "gemini"
 // field; it fires on every turn, before the threshold check, so it does not
 // even say that a compaction will happen — and client.ts masks old tool
 // outputs on every turn (toolOutputMaskingService.ts) with no hook at all.
-const GeminiVerdict = "observed, cannot be gated: Gemini CLI's PreCompress hook is advisory (its result is discarded and it fires " +
-	"on every turn, compaction or not), and it masks old tool outputs every turn with no hook at all. tollgate imports its " +
-	"sessions (`tollgate import --harness gemini`, or `--watch`) and shows each cache break in the ledger. Gating needs an " +
-	"upstream change: a PreCompress decision that chatCompressionService.ts honours before compressing, and a hook before " +
-	"toolOutputMaskingService.ts masks (google-gemini/gemini-cli packages/core/src/context/)."
+const GeminiVerdict = "observed, cannot be gated: its PreCompress hook is advisory (the result is discarded; it fires every turn) " +
+	"and it masks old tool outputs every turn without a hook. tollgate imports its sessions (`tollgate import --harness gemini --watch`) " +
+	"and the ledger shows each cache break; gating needs a PreCompress decision that Gemini CLI honours " +
+	"(packages/core/src/context/chatCompressionService.ts) and a hook before it masks (toolOutputMaskingService.ts)"
 
 // geminiStatus reports Gemini CLI as observed once its chats folder holds
 // a session: <GEMINI_CLI_HOME or ~>/.gemini/tmp/<project>/chats. One
 // directory listing and a stat per project: cheap enough for every call.
 func geminiStatus(p home.Probe) api.Integration {
-	in := api.Integration{Name: Gemini, Detail: "not seen: no Gemini CLI session under ~/.gemini/tmp yet. " + GeminiVerdict}
+	in := api.Integration{Name: Gemini, Detail: "not seen (no session under ~/.gemini/tmp); " + GeminiVerdict}
 	base := p.Getenv("GEMINI_CLI_HOME")
 	if base == "" {
 		d, err := home.HarnessDir(p.Getenv, "HOME", "")
@@ -42,7 +41,7 @@ func geminiStatus(p home.Probe) api.Integration {
 	for _, dir := range chats {
 		if st, err := os.Stat(dir); err == nil && st.IsDir() {
 			in.State = api.IntegrationObserved
-			in.Detail = "sessions in " + filepath.Dir(filepath.Dir(dir)) + ": " + GeminiVerdict
+			in.Detail = "sessions in " + filepath.Dir(filepath.Dir(dir)) + "; " + GeminiVerdict
 			break
 		}
 	}

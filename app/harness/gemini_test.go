@@ -27,7 +27,7 @@ func TestGeminiObservedNeverArms(t *testing.T) {
 		return api.Integration{}
 	}
 	in := gemini()
-	if in.State != "" || in.Installed || in.Verified || !strings.HasPrefix(in.Detail, "not seen") ||
+	if in.State != "" || in.Installed || in.Verified || !strings.HasPrefix(in.Detail, "not seen (") ||
 		!strings.Contains(in.Detail, "PreCompress hook is advisory") || !strings.Contains(in.Detail, "chatCompressionService.ts") {
 		t.Fatalf("not seen: %+v", in)
 	}

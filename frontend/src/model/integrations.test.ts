@@ -26,6 +26,7 @@ describe("integrations", () => {
     const g = guide("gemini");
     expect(g.snippet).toBe("tollgate import --harness gemini --watch");
     expect(g.what).toContain("cannot be gated");
+    expect(g.what).toContain("chatCompressionService.ts");
     const detail = "not seen: no Gemini CLI session under ~/.gemini/tmp yet. observed, cannot be gated: …";
     expect(integrationStatus(g, list({ integrations: [{ name: "gemini", installed: false, verified: false, detail, lastDecision: null }] }))).toEqual({ state: "not-seen", detail });
     const seen = { name: "gemini", installed: false, verified: false, detail: "sessions in ~/.gemini: …", lastDecision: null, state: "observed" as const };

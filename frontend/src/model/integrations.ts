@@ -49,7 +49,8 @@ export const GUIDES: readonly IntegrationGuide[] = [
     title: "Gemini CLI",
     harnesses: [],
     integration: "gemini",
-    what: "Observed, cannot be gated: Gemini CLI's PreCompress hook is advisory (it fires every turn and its answer is discarded) and Gemini CLI masks old tool outputs every turn without any hook. tollgate imports its sessions from ~/.gemini/tmp and shows every cache break in the ledger. Keep the dashboard live with:",
+    what:
+      "Gemini CLI cannot be gated: its PreCompress hook is advisory (chatCompressionService.ts discards its result, and it fires every turn) and toolOutputMaskingService.ts masks old tool outputs every turn with no hook. Gating needs a PreCompress decision Gemini CLI honours and a hook before masking (google-gemini/gemini-cli, packages/core/src/context/). tollgate imports its sessions from ~/.gemini/tmp and shows every cache break in the ledger; keep it live with:",
     snippet: "tollgate import --harness gemini --watch",
   },
   {
