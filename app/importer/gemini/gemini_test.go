@@ -240,3 +240,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParse reads a long session: 2,000 turns of a prompt, a reply
+// with a tool call written twice (before and after its tokens) and the
+// per-turn $set lines, ~1 KB of content each.
+func BenchmarkParse(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"sessionId":"79a72b79-ce14-4503-8010-972c354ba029","projectHash":"a0d549cc","startTime":"2026-12-01T09:36:49.457Z","kind":"main"}` + "\n")
+	text := strings.Repeat("lorem ipsum dolor sit amet ", 40)
+	for i := range 2000 {
+		fmt.Fprintf(&sb, `{"id":"u-%d","timestamp":"2026-12-01T09:36:49.484Z","type":"user","content":[{"text":%q}]}`+"\n", i, text)
+		sb.WriteString(`{"$set":{"lastUpdated":"2026-12-01T09:36:49.484Z"}}` + "\n")
+		reply := fmt.Sprintf(`{"id":"g-%d","timestamp":"2026-12-01T09:36:50.615Z","type":"gemini","content":%q,"toolCalls":[{"id":"t-%d","name":"read_file","args":{"path":"a.go"},"status":"success"}],"thoughts":[],`, i, text, i)
+		sb.WriteString(reply + `"model":"gemini-2.5-pro"}` + "\n")
+		fmt.Fprintf(&sb, `%s"tokens":{"input":%d,"output":40,"cached":%d,"thoughts":12,"tool":0,"total":%d},"model":"gemini-2.5-pro"}`+"\n", reply, 10000+i*300, 9000+i*300, 10052+i*300)
+		sb.WriteString(`{"$set":{"lastUpdated":"2026-12-01T09:36:50.615Z"}}` + "\n")
+	}
+	data := []byte(sb.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: Harness, Path: "/h/.gemini/tmp/p/chats/session-b.jsonl", AtEOF: true})
+		if err != nil || len(res.Records) != 2000 {
+			b.Fatalf("%v, %d records", err, len(res.Records))
+		}
+	}
+}
