@@ -46,7 +46,7 @@ type Source struct {
 	Name string
 	// Reader is an upload's content, read once to its end.
 	Reader io.Reader
-	// Harness is claude-code, codex or dsh; "" detects it per file.
+	// Harness is one of importer.Harnesses(); "" detects it per file.
 	Harness string
 }
 
