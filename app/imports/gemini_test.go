@@ -121,3 +121,23 @@ func TestImportGeminiSessionFeedsTheLedger(t *testing.T) {
 		t.Fatalf("break %+v", b)
 	}
 }
+
+// A compression the real Gemini CLI made is stored as a fold, and the
+// break of the request after it is the fold's (cause rewrite).
+func TestImportGeminiCompressionIsARewrite(t *testing.T) {
+	db, settings, _ := importEnv(t)
+	ctx := context.Background()
+	path := filepath.Join("..", "importer", "gemini", "testdata", "real-0.61.0-compression.jsonl")
+	res, err := Files(ctx, db, settings, []Source{{Path: path, Harness: gemini.Harness}}, nil)
+	if err != nil || res.Requests != 3 || res.Folds != 1 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	breaks, err := db.SessionBreaks(ctx, res.Sessions[0])
+	if err != nil || len(breaks.Breaks) != 1 {
+		t.Fatalf("breaks %+v %v", breaks, err)
+	}
+	if b := breaks.Breaks[0]; b.Seq != 3 || b.Cause != "rewrite" || b.Rewrite == nil || b.StartedBy != importer.StartedByCompaction ||
+		b.ExpectedCachedTokens != 10769 || b.CacheReadTokens != 7765 || b.RebilledTokens != 10769-7765 {
+		t.Fatalf("break %+v", b)
+	}
+}

@@ -97,12 +97,13 @@ func (p *Provider) gemini(w http.ResponseWriter, r *http.Request) {
 	if n := len(req.Contents); n > 0 {
 		last = string(req.Contents[n-1])
 	}
-	compaction := isSummaryRequest(last) && strings.Contains(strings.ToLower(last), "state_snapshot")
+	// Gemini CLI's chat compression asks its model for a <state_snapshot>
+	// (context/chatCompressionService.ts), then asks it to check that
+	// snapshot: both are summary calls.
+	compaction := strings.Contains(last, "state_snapshot")
 	text := "ok."
 	if compaction {
 		text = "<state_snapshot><overall_goal>keep the notes</overall_goal></state_snapshot>"
-	} else if strings.Contains(string(req.SystemInstruction), "JSON") && strings.Contains(last, "next_speaker") {
-		text = `{"reasoning":"the model answered","next_speaker":"user"}`
 	}
 	output := int64(len(text)+3) / 4
 	tokens, cached := p.account("gemini", r.URL.Path, body, prompt.Bytes(), compaction, output)

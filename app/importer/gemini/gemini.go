@@ -19,10 +19,24 @@
 //     (its tokens arrive, a tool call is added): the same id on a later
 //     line is the same request;
 //   - {"$set":{…}} updates metadata, and {"$set":{"messages":[…]}} writes
-//     the whole history anew (after a resume, a rollback, a compression);
-//     {"$rewindTo": id} drops messages from the history. Neither is a model
-//     call: they are passed over. A request the user later rewound was
-//     still billed, so it stays.
+//     the whole history anew (after a resume, a rollback, a compression, a
+//     masking); {"$rewindTo": id} drops messages from the history. Neither
+//     is a model call. A request the user later rewound was still billed,
+//     so it stays.
+//   - Two of those rewrites change what the provider has cached, and are
+//     folds. A compression (context/chatCompressionService.ts) replaces the
+//     history with a user message holding the model's <state_snapshot>
+//     summary (seen in the 0.61.0 program's files: the history set right
+//     after it starts with the session context, then that snapshot, then
+//     the model's "Got it."): a snapshot message id not seen before is a
+//     summary fold, its checkpoint estimated from the snapshot's length at
+//     4 characters a token. A masking (context/toolOutputMaskingService.ts)
+//     replaces old tool outputs with <tool_output_masked> notes: a history
+//     set holding more of them than the previous one is a prune fold of
+//     that many units (read from the source; the test shapes its lines from
+//     it). Neither logs its trigger: it is recorded as auto. The summary
+//     calls of a compression are not in the file (they bypass the chat's
+//     recording), so the fold has no summary usage.
 //
 // Versions before the JSON Lines format wrote one pretty-printed
 // session-*.json document; Gemini CLI converts such a file to .jsonl when
@@ -37,6 +51,8 @@ package gemini
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -80,8 +96,15 @@ type state struct {
 	Recent []string `json:"recent,omitempty"`
 	// Started is what came since the last request (importer.StartedBy…).
 	Started string `json:"started,omitempty"`
-	// Requests counts the requests read, for a subagent's thread start.
+	// Requests counts the requests read, for a subagent's thread start
+	// and a fold's position.
 	Requests int `json:"requests,omitempty"`
+	// Context is the last request's prompt and output: a fold's preTokens.
+	Context int64 `json:"context,omitempty"`
+	// Snapshot is the id of the history's <state_snapshot> message, Masked
+	// the <tool_output_masked> notes the last history set held.
+	Snapshot string `json:"snapshot,omitempty"`
+	Masked   int    `json:"masked,omitempty"`
 }
 
 type parser struct {
@@ -129,8 +152,11 @@ type tokens struct {
 }
 
 var (
-	prefixSet    = []byte(`{"$set"`)
-	prefixRewind = []byte(`{"$rewindTo"`)
+	prefixSet      = []byte(`{"$set"`)
+	prefixMessages = []byte(`{"$set":{"messages":`)
+	prefixRewind   = []byte(`{"$rewindTo"`)
+	tagSnapshot    = []byte(`<state_snapshot>`)
+	tagMasked      = []byte(`<tool_output_masked>`)
 )
 
 // Line reads one line of a session file.
@@ -139,7 +165,10 @@ func (p *parser) Line(b []byte, n int) error {
 		if !json.Valid(b) {
 			return fmt.Errorf("line %d: a history edit ($set, $rewindTo) that is not valid JSON", n)
 		}
-		return nil // history and metadata edits: no model call
+		if bytes.HasPrefix(b, prefixMessages) {
+			return p.history(b, n)
+		}
+		return nil // metadata edits, rewinds: no model call, no change of the sent history
 	}
 	var l line
 	if err := json.Unmarshal(b, &l); err != nil {
@@ -177,7 +206,7 @@ func (p *parser) message(l *line, n int) error {
 	}
 	switch l.Type {
 	case "user":
-		p.st.Started = importer.StartedByPrompt
+		p.started(importer.StartedByPrompt)
 		return nil
 	case "gemini":
 	default:
@@ -190,8 +219,8 @@ func (p *parser) message(l *line, n int) error {
 	// request (a prompt typed meanwhile says more, and wins).
 	calls := len(l.ToolCalls) > 0 && !bytes.Equal(l.ToolCalls, []byte("null")) && !bytes.Equal(l.ToolCalls, []byte("[]"))
 	if slices.Contains(p.st.Recent, id) {
-		if calls && p.st.Started == "" {
-			p.st.Started = importer.StartedByToolResult
+		if calls {
+			p.started(importer.StartedByToolResult)
 		}
 		return nil // a request already read, written again
 	}
@@ -231,7 +260,111 @@ func (p *parser) message(l *line, n int) error {
 		p.st.Started = importer.StartedByToolResult
 	}
 	p.st.Requests++
+	p.st.Context = u.Prompt() + u.Output
 	return nil
+}
+
+// startedOrder ranks what can start a request, most telling first (the
+// importer's StartedBy… order).
+var startedOrder = []string{importer.StartedByCompaction, importer.StartedByPrompt, importer.StartedByToolResult}
+
+// started records input for the next request unless more telling input
+// came already.
+func (p *parser) started(kind string) {
+	if cur := slices.Index(startedOrder, p.st.Started); cur < 0 || slices.Index(startedOrder, kind) < cur {
+		p.st.Started = kind
+	}
+}
+
+// historyMessage is what a history set's messages say about a rewrite.
+type historyMessage struct {
+	ID        string          `json:"id"`
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// history reads a {"$set":{"messages":[…]}} line: the history Gemini CLI
+// sends from now on. A new <state_snapshot> message is a compression, more
+// <tool_output_masked> notes than the last set held are a masking.
+func (p *parser) history(b []byte, n int) error {
+	masked := bytes.Count(b, tagMasked)
+	if !bytes.Contains(b, tagSnapshot) && masked <= p.st.Masked {
+		p.st.Masked = masked
+		return nil
+	}
+	var set struct {
+		Set struct {
+			Messages []historyMessage `json:"messages"`
+		} `json:"$set"`
+	}
+	if err := json.Unmarshal(b, &set); err != nil {
+		return fmt.Errorf("line %d: $set.messages: %v", n, err)
+	}
+	if p.st.Session == "" {
+		return fmt.Errorf("line %d: a history set before the session's metadata line", n)
+	}
+	for i, m := range set.Set.Messages {
+		if m.Type != "user" || !bytes.Contains(m.Content, tagSnapshot) || m.ID == p.st.Snapshot {
+			continue
+		}
+		if !validID(m.ID) {
+			return fmt.Errorf("line %d: $set.messages[%d].id %q is not a message id", n, i, clip(m.ID))
+		}
+		at, err := time.Parse(time.RFC3339Nano, m.Timestamp)
+		if err != nil {
+			return fmt.Errorf("line %d: $set.messages[%d].timestamp %q is not RFC 3339", n, i, clip(m.Timestamp))
+		}
+		p.st.Snapshot = m.ID
+		p.fold(&importer.Fold{ID: foldID(p.sessionID(), m.ID), At: at.UTC(), Kind: importer.KindSummary,
+			CheckpointTokens: int64(len(m.Content)+3) / 4, CheckpointEstimated: true, Line: n})
+		break // one compression per history set
+	}
+	if masked > p.st.Masked && len(set.Set.Messages) > 0 {
+		// The set has no time of its own: the masking happened after the
+		// last message it holds, which with the count names it.
+		var at time.Time
+		last := ""
+		for _, m := range set.Set.Messages {
+			if t, err := time.Parse(time.RFC3339Nano, m.Timestamp); err == nil && t.After(at) {
+				at = t.UTC()
+			}
+			last = m.ID
+		}
+		if at.IsZero() {
+			return fmt.Errorf("line %d: $set.messages: no message with an RFC 3339 timestamp to place the masking at", n)
+		}
+		p.fold(&importer.Fold{ID: foldID(p.sessionID(), fmt.Sprintf("masked %s %d", clip(last), masked)), At: at,
+			Kind: importer.KindPrune, Units: masked - p.st.Masked, Line: n})
+	}
+	p.st.Masked = masked
+	return nil
+}
+
+// fold records a rewrite of the main conversation's history.
+func (p *parser) fold(f *importer.Fold) {
+	if p.parent != "" {
+		return // a subagent's history is its own thread's; folds are the main one's
+	}
+	f.Trigger, f.PreTokens, f.Position = importer.TriggerAuto, p.st.Context, p.st.Requests
+	p.records = append(p.records, importer.Record{Fold: f})
+	p.started(importer.StartedByCompaction)
+}
+
+// sessionID is the stored session's id.
+func (p *parser) sessionID() string {
+	if p.parent != "" {
+		return Harness + ":" + p.parent
+	}
+	return Harness + ":" + p.st.Session
+}
+
+// foldID derives a rewrite id from the session and the fold's own id in
+// the file, so the same fold imported from a copy of the file is one row
+// (the importer's rule for every format).
+func foldID(session, local string) string {
+	h := sha256.Sum256([]byte(session + "\x00" + local))
+	return "r_imp_" + hex.EncodeToString(h[:10])
 }
 
 // usage maps a message's tokens to pricing.Usage, refusing counts that
@@ -261,11 +394,8 @@ func (t *tokens) usage(n int) (pricing.Usage, error) {
 // Finish returns the pass's session and requests.
 func (p *parser) Finish() (importer.Session, []importer.Record) {
 	var s importer.Session
-	switch {
-	case p.parent != "":
-		s.ID = Harness + ":" + p.parent
-	case p.st.Session != "":
-		s.ID = Harness + ":" + p.st.Session
+	if p.parent != "" || p.st.Session != "" {
+		s.ID = p.sessionID()
 	}
 	if s.ID != "" {
 		s.Harness, s.Provider = Harness, Provider

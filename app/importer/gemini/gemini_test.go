@@ -104,6 +104,10 @@ func TestPassesGiveOnePass(t *testing.T) {
 func ids(recs []importer.Record) []string {
 	var out []string
 	for _, r := range recs {
+		if f := r.Fold; f != nil {
+			out = append(out, fmt.Sprintf("fold %s %s %d units %d at %d pre %d", f.ID, f.Kind, f.CheckpointTokens, f.Units, f.Position, f.PreTokens))
+			continue
+		}
 		out = append(out, r.Request.ID+fmt.Sprint(r.Request.Usage)+r.Request.StartedBy)
 	}
 	return out
@@ -215,10 +219,17 @@ func FuzzParse(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, r := range one.Records {
-			q := r.Request
-			if q == nil || r.Fold != nil {
-				t.Fatalf("a record that is not one request: %+v", r)
+			if (r.Request == nil) == (r.Fold == nil) {
+				t.Fatalf("a record with both or neither: %+v", r)
 			}
+			if f := r.Fold; f != nil {
+				if seen[f.ID] || f.At.IsZero() || f.Units < 0 || f.PreTokens < 0 {
+					t.Fatalf("fold %+v", f)
+				}
+				seen[f.ID] = true
+				continue
+			}
+			q := r.Request
 			if q.Usage != q.Usage.Clamped() || seen[q.ID] || q.ID == "" {
 				t.Fatalf("request %+v (seen %v)", q, seen[q.ID])
 			}
@@ -263,5 +274,82 @@ func BenchmarkParse(b *testing.B) {
 		if err != nil || len(res.Records) != 2000 {
 			b.Fatalf("%v, %d records", err, len(res.Records))
 		}
+	}
+}
+
+// A compression the real Gemini CLI 0.61.0 made (run as test/harness's
+// TestGeminiCLICompressionIgnoresItsHook runs it: "hello", a long prompt,
+// then another, the third turn compressing the history at a 0.1 %
+// threshold): the history set holding the new <state_snapshot> is one
+// summary fold, before the third request, which it started; the later
+// history sets holding the same snapshot are not new folds. The endpoint
+// served 7,772 / 0, 10,769 / 7,771 and (after the two summary calls the
+// file does not show) 10,796 / 7,765 prompt / cached tokens.
+func TestRealCompressionIsAFold(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "real-0.61.0-compression.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := parse(t, "/h/.gemini/tmp/work/chats/session-2026-12-01T10-03-x.jsonl", string(b))
+	var kinds []string
+	for _, r := range res.Records {
+		if r.Fold != nil {
+			kinds = append(kinds, "fold")
+		} else {
+			kinds = append(kinds, r.Request.StartedBy)
+		}
+	}
+	if fmt.Sprint(kinds) != "[user-prompt user-prompt fold after-compaction]" {
+		t.Fatalf("records %v", kinds)
+	}
+	f := res.Records[2].Fold
+	if f.Kind != importer.KindSummary || f.Trigger != importer.TriggerAuto || f.Position != 2 || f.PreTokens != 10769+1 ||
+		!f.CheckpointEstimated || f.CheckpointTokens <= 0 || f.CheckpointTokens > 100 || !strings.HasPrefix(f.ID, "r_imp_") {
+		t.Fatalf("fold %+v", f)
+	}
+	if u := res.Records[3].Request.Usage; u != (pricing.Usage{Input: 10796 - 7765, CacheRead: 7765, Output: 1}) {
+		t.Fatalf("the request after the fold: %+v", u)
+	}
+}
+
+// Tool-output masking (context/toolOutputMaskingService.ts) sets a history
+// whose old tool outputs read <tool_output_masked>…</tool_output_masked>:
+// a set with more of them than the last is a prune fold of the difference;
+// a resume setting the same history again is not. These lines are shaped
+// after the source (the masking needs ~80k tokens of tool output, more than
+// a test of the real program sends).
+func TestMaskingIsAPruneFold(t *testing.T) {
+	masked := func(ids ...string) string {
+		var parts []string
+		for _, id := range ids {
+			parts = append(parts, `{"id":"`+id+`","timestamp":"2026-12-01T09:00:0`+id[len(id)-1:]+`Z","type":"user","content":[{"functionResponse":{"id":"t`+id+`","name":"read_file","response":{"output":"<tool_output_masked>\nOutput too large. Full output saved to: /h/.gemini/tmp/p/tool-outputs/t`+id+`.txt\n</tool_output_masked>"}}}]}`)
+		}
+		return `{"$set":{"messages":[` + strings.Join(parts, ",") + `],"lastUpdated":"2026-12-01T09:00:09Z"}}` + "\n"
+	}
+	text := `{"sessionId":"s1","projectHash":"p"}` + "\n" +
+		`{"id":"g1","timestamp":"2026-12-01T09:00:01Z","type":"gemini","content":"x","tokens":{"input":90000,"output":10,"cached":80000,"total":90010},"model":"gemini-2.5-pro"}` + "\n" +
+		masked("m1", "m2") +
+		masked("m1", "m2") + // a resume: the same history again
+		`{"id":"g2","timestamp":"2026-12-01T09:00:05Z","type":"gemini","content":"y","tokens":{"input":40000,"output":10,"cached":2000,"total":40010},"model":"gemini-2.5-pro"}` + "\n" +
+		masked("m1", "m2", "m3")
+	res := parse(t, "/h/.gemini/tmp/p/chats/session-m.jsonl", text)
+	var folds []*importer.Fold
+	for _, r := range res.Records {
+		if r.Fold != nil {
+			folds = append(folds, r.Fold)
+		}
+	}
+	if len(folds) != 2 || folds[0].Kind != importer.KindPrune || folds[0].Units != 2 || folds[0].Position != 1 || folds[0].PreTokens != 90010 ||
+		folds[1].Units != 1 || folds[1].Position != 2 || folds[0].ID == folds[1].ID {
+		t.Fatalf("folds %+v", folds)
+	}
+	if g2 := res.Records[2].Request; g2 == nil || g2.StartedBy != importer.StartedByCompaction {
+		t.Fatalf("the request after the masking: %+v", res.Records[2])
+	}
+	// A history set without a placeable time is an error naming the line.
+	_, err := importer.Parse(strings.NewReader(`{"sessionId":"s1","projectHash":"p"}`+"\n"+`{"$set":{"messages":[{"id":"m1","content":"<tool_output_masked>"}]}}`+"\n"),
+		importer.Options{Harness: Harness, Path: "/x/chats/session-b.jsonl", AtEOF: true})
+	if err == nil || !strings.Contains(err.Error(), "line 2: $set.messages: no message with an RFC 3339 timestamp") {
+		t.Fatalf("err = %v", err)
 	}
 }
