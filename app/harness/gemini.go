@@ -11,8 +11,9 @@ import (
 // Gemini is Gemini CLI's integration name (its sessions' harness name too).
 const Gemini = "gemini"
 
-// GeminiVerdict is what the Integrations page says about Gemini CLI, read
-// in google-gemini/gemini-cli (0.56 nightly source and the 0.61.0 bundle,
+// GeminiVerdict is what GET /v1/engines and doctor say about Gemini CLI
+// (the Integrations page adds the upstream change gating needs), read in
+// google-gemini/gemini-cli (0.56 nightly source and the 0.61.0 bundle,
 // 2026-12-01): its PreCompress hook is advisory — chatCompressionService.ts
 // awaits firePreCompressEvent(trigger) and discards the result, and the
 // hook's output type (hooks/types.ts PreCompressOutput) has no decision
@@ -20,9 +21,7 @@ const Gemini = "gemini"
 // even say that a compaction will happen — and client.ts masks old tool
 // outputs on every turn (toolOutputMaskingService.ts) with no hook at all.
 const GeminiVerdict = "observed, cannot be gated: its PreCompress hook is advisory (the result is discarded; it fires every turn) " +
-	"and it masks old tool outputs every turn without a hook. tollgate imports its sessions (`tollgate import --harness gemini --watch`) " +
-	"and the ledger shows each cache break; gating needs a PreCompress decision that Gemini CLI honours " +
-	"(packages/core/src/context/chatCompressionService.ts) and a hook before it masks (toolOutputMaskingService.ts)"
+	"and it masks old tool outputs every turn without a hook; tollgate imports its sessions (tollgate import --harness gemini --watch)"
 
 // geminiStatus reports Gemini CLI as observed once its chats folder holds
 // a session: <GEMINI_CLI_HOME or ~>/.gemini/tmp/<project>/chats. One

@@ -28,7 +28,7 @@ func TestGeminiObservedNeverArms(t *testing.T) {
 	}
 	in := gemini()
 	if in.State != "" || in.Installed || in.Verified || !strings.HasPrefix(in.Detail, "not seen (") ||
-		!strings.Contains(in.Detail, "PreCompress hook is advisory") || !strings.Contains(in.Detail, "chatCompressionService.ts") {
+		!strings.Contains(in.Detail, "PreCompress hook is advisory") || !strings.Contains(in.Detail, "masks old tool outputs") {
 		t.Fatalf("not seen: %+v", in)
 	}
 	// A tmp folder without chats (Gemini CLI ran, wrote no session) is not a session.
