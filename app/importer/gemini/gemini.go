@@ -87,10 +87,9 @@ const MaxIDBytes = 128
 
 type state struct {
 	Lines int `json:"lines"`
-	// Session is the sessionId of the file's first metadata line; Kind its
-	// "kind" (main | subagent).
+	// Session is the sessionId of the file's first metadata line; Model
+	// the model of its last reply.
 	Session string `json:"session,omitempty"`
-	Kind    string `json:"kind,omitempty"`
 	Model   string `json:"model,omitempty"`
 	// Recent are the ids of the last requests read (oldest first).
 	Recent []string `json:"recent,omitempty"`
@@ -132,7 +131,6 @@ func newParser(o importer.Options) (*parser, error) {
 type line struct {
 	SessionID   *string         `json:"sessionId"`
 	ProjectHash *string         `json:"projectHash"`
-	Kind        string          `json:"kind"`
 	ID          *string         `json:"id"`
 	Timestamp   string          `json:"timestamp"`
 	Type        string          `json:"type"`
@@ -189,7 +187,6 @@ func (p *parser) metadata(l *line, n int) error {
 	}
 	if p.st.Session == "" {
 		p.st.Session = *l.SessionID
-		p.st.Kind = l.Kind
 	}
 	// A resumed session writes its metadata again with the same id; a
 	// different one would mix two sessions' requests in one.
@@ -242,8 +239,8 @@ func (p *parser) message(l *line, n int) error {
 		return fmt.Errorf("line %d: a message before the session's metadata line", n)
 	}
 	started := p.st.Started
-	if started == "" && p.st.Requests == 0 && p.parent != "" {
-		started = importer.StartedByThreadStart
+	if p.st.Requests == 0 && p.parent != "" {
+		started = importer.StartedByThreadStart // the subagent's task, whatever it is made of
 	}
 	req := &importer.Request{ID: id, At: at.UTC(), Purpose: importer.PurposeConversation, Provider: Provider, Model: p.st.Model,
 		Usage: u, Line: n, StartedBy: started}
