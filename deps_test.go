@@ -46,7 +46,7 @@ var depRules = []depRule{
 	{pattern: "app/importer", module: []string{"app/importer/jsonl", "pricing"}},
 	{pattern: "app/importer/testcorpus"},
 	{pattern: "app/importer/ccfold", module: []string{"app/importer"}},
-	{pattern: "app/importer/gemini", module: []string{"app/importer", "pricing"}},
+	{pattern: "app/importer/gemini", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
 	{pattern: "app/harness/claudecode", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/importer/ccfold", "app/home"}},
 	{pattern: "app/harness/reasonix", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},

@@ -62,6 +62,7 @@ import (
 	"time"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )
 
@@ -129,24 +130,20 @@ func newParser(o importer.Options) (*parser, error) {
 
 // line is one JSON object of the file, the fields tollgate reads.
 type line struct {
-	SessionID   *string         `json:"sessionId"`
-	ProjectHash *string         `json:"projectHash"`
-	ID          *string         `json:"id"`
-	Timestamp   string          `json:"timestamp"`
-	Type        string          `json:"type"`
-	Model       string          `json:"model"`
-	Tokens      *tokens         `json:"tokens"`
-	ToolCalls   json.RawMessage `json:"toolCalls"`
+	SessionID  *string
+	hasProject bool
+	ID         *string
+	Timestamp  string
+	Type       string
+	Model      string
+	Tokens     *tokens
+	toolCalls  bool // a non-empty toolCalls array
 }
 
 // tokens are kept raw: a count must be a JSON integer, not a string or a
 // fraction that a looser decoder would accept.
 type tokens struct {
-	Input    json.RawMessage `json:"input"`
-	Output   json.RawMessage `json:"output"`
-	Cached   json.RawMessage `json:"cached"`
-	Thoughts json.RawMessage `json:"thoughts"`
-	Tool     json.RawMessage `json:"tool"`
+	Input, Output, Cached, Thoughts, Tool []byte
 }
 
 var (
@@ -157,11 +154,16 @@ var (
 	tagMasked      = []byte(`<tool_output_masked>`)
 )
 
-// Line reads one line of a session file.
+// Line reads one line of a session file. The line is walked in place
+// (jsonl.Scanner): the content of prompts, replies and tool results is
+// skipped, never decoded.
 func (p *parser) Line(b []byte, n int) error {
 	if bytes.HasPrefix(b, prefixSet) || bytes.HasPrefix(b, prefixRewind) {
-		if !json.Valid(b) {
-			return fmt.Errorf("line %d: a history edit ($set, $rewindTo) that is not valid JSON", n)
+		s := jsonl.Scanner{B: b}
+		s.Skip()
+		s.End()
+		if s.Err != nil {
+			return fmt.Errorf("line %d: a history edit ($set, $rewindTo) that is not valid JSON: %v", n, s.Err)
 		}
 		if bytes.HasPrefix(b, prefixMessages) {
 			return p.history(b, n)
@@ -169,13 +171,69 @@ func (p *parser) Line(b []byte, n int) error {
 		return nil // metadata edits, rewinds: no model call, no change of the sent history
 	}
 	var l line
-	if err := json.Unmarshal(b, &l); err != nil {
-		return fmt.Errorf("line %d: not a Gemini CLI session record: %v", n, err)
+	field := ""
+	s := jsonl.Scanner{B: b}
+	str := func() *string { v := s.Str(); return &v }
+	s.Object(func(key []byte) {
+		field = string(key)
+		switch field {
+		case "sessionId":
+			l.SessionID = str()
+		case "projectHash":
+			l.hasProject = true
+			s.Skip()
+		case "id":
+			l.ID = str()
+		case "timestamp":
+			l.Timestamp = s.Str()
+		case "type":
+			l.Type = s.Str()
+		case "model":
+			if !s.IsNull() {
+				l.Model = s.Str()
+			}
+		case "tokens":
+			if s.IsNull() {
+				return
+			}
+			l.Tokens = &tokens{}
+			s.Object(func(k []byte) {
+				start := s.I
+				s.Skip()
+				raw := bytes.TrimSpace(b[start:min(s.I, len(b))])
+				switch string(k) {
+				case "input":
+					l.Tokens.Input = raw
+				case "output":
+					l.Tokens.Output = raw
+				case "cached":
+					l.Tokens.Cached = raw
+				case "thoughts":
+					l.Tokens.Thoughts = raw
+				case "tool":
+					l.Tokens.Tool = raw
+				}
+			})
+		case "toolCalls":
+			start := s.I
+			s.Skip()
+			raw := bytes.TrimSpace(b[start:min(s.I, len(b))])
+			l.toolCalls = len(raw) > 2 && raw[0] == '[' && bytes.IndexFunc(raw[1:len(raw)-1], func(r rune) bool { return r > ' ' }) >= 0
+		default:
+			s.Skip()
+		}
+	})
+	s.End()
+	if s.Err != nil {
+		if field != "" {
+			return fmt.Errorf("line %d: not a Gemini CLI session record: %s: %v", n, clip(field), s.Err)
+		}
+		return fmt.Errorf("line %d: not a Gemini CLI session record: %v", n, s.Err)
 	}
 	switch {
 	case l.ID != nil:
 		return p.message(&l, n)
-	case l.SessionID != nil && l.ProjectHash != nil:
+	case l.SessionID != nil && l.hasProject:
 		return p.metadata(&l, n)
 	}
 	return fmt.Errorf(`line %d: not a Gemini CLI session record: no "id" (a message) nor "sessionId" and "projectHash" (the session's metadata)`, n)
@@ -214,7 +272,7 @@ func (p *parser) message(l *line, n int) error {
 	}
 	// A message with tool calls: their results go back with the next
 	// request (a prompt typed meanwhile says more, and wins).
-	calls := len(l.ToolCalls) > 0 && !bytes.Equal(l.ToolCalls, []byte("null")) && !bytes.Equal(l.ToolCalls, []byte("[]"))
+	calls := l.toolCalls
 	if slices.Contains(p.st.Recent, id) {
 		if calls {
 			p.started(importer.StartedByToolResult)
@@ -370,7 +428,7 @@ func (t *tokens) usage(n int) (pricing.Usage, error) {
 	var v [5]int64
 	for i, f := range []struct {
 		name string
-		raw  json.RawMessage
+		raw  []byte
 	}{{"input", t.Input}, {"output", t.Output}, {"cached", t.Cached}, {"thoughts", t.Thoughts}, {"tool", t.Tool}} {
 		if len(f.raw) == 0 || string(f.raw) == "null" {
 			continue // thoughts and tool are optional; a missing count is 0
