@@ -146,6 +146,12 @@ func isGeminiChat(path string) bool {
 	return filepath.Base(dir) == "chats" || filepath.Base(filepath.Dir(dir)) == "chats"
 }
 
+// isGeminiSubagent: a Gemini CLI subagent's session lives in a folder named
+// after its parent session, inside chats.
+func isGeminiSubagent(path string) bool {
+	return strings.HasSuffix(path, ".jsonl") && filepath.Base(filepath.Dir(filepath.Dir(path))) == "chats"
+}
+
 // detect tells which harness wrote a log (importer.Detect), asking the
 // formats registered from their own packages first: a Gemini CLI session's
 // first line names a "sessionId", as Claude Code's lines do.
@@ -156,11 +162,14 @@ func detect(path string, head []byte) string {
 	return importer.Detect(path, head)
 }
 
-// SortFiles orders files by path, with subagent transcripts after the
-// others.
+// SortFiles orders files by path, with subagent transcripts (Claude Code's,
+// Gemini CLI's) after the others.
 func SortFiles(files []FileInfo) {
+	sub := func(path string) bool {
+		return importer.ClaudeRole(path) != importer.PurposeConversation || isGeminiSubagent(path)
+	}
 	sort.SliceStable(files, func(i, j int) bool {
-		si, sj := importer.ClaudeRole(files[i].Path) != importer.PurposeConversation, importer.ClaudeRole(files[j].Path) != importer.PurposeConversation
+		si, sj := sub(files[i].Path), sub(files[j].Path)
 		if si != sj {
 			return !si
 		}

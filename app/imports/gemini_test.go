@@ -77,10 +77,9 @@ func TestWalkFindsGeminiSessions(t *testing.T) {
 	for _, f := range files {
 		paths = append(paths, f.Path)
 	}
-	slices.Sort(paths)
-	want := []string{subagent, session}
-	slices.Sort(want)
-	if !slices.Equal(paths, want) {
+	// The session's own file first, so its rows are numbered before its
+	// subagent's (whose folder, its parent's id, sorts before "session-").
+	if want := []string{session, subagent}; !slices.Equal(paths, want) {
 		t.Fatalf("Walk found %v, want %v", paths, want)
 	}
 }
