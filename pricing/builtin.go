@@ -44,6 +44,24 @@ func deepSeekModel(p Prices, offPeak *PriceWindow) CacheModel {
 	return CacheModel{Kind: Positional, Granularity: 64, MinimumPrefix: 64, TTLSeconds: 3600, Prices: p, OffPeak: offPeak, EstimatedSummaryTokens: 4000}
 }
 
+// Google (Gemini API): implicit caching, on by default since Gemini 2.5,
+// reuses any prefix a recent request shared once it reaches the model's
+// minimum; cached tokens are billed at a tenth of the input price and
+// writes are not billed (storage is billed only for explicit caches, which
+// Gemini CLI does not create). Google documents no granularity (usage
+// reports cachedContentTokenCount to the token) and no lifetime ("no fixed
+// time, but it should be a few minutes", Philipp Schmid of Google DeepMind,
+// quoted at simonwillison.net 2025-05-09), so the TTL is 300 s like
+// OpenAI's lower bound. Minimum prefixes from the caching page
+// (https://ai.google.dev/gemini-api/docs/caching, snapshot of 2026-06-26
+// read 2026-12-01): 2,048 for 2.5 Flash and 2.5 Pro, 4,096 for 3.x Pro,
+// 1,024 for 3 Flash Preview. Prices are those of prompts up to 200k tokens:
+// 2.5 Pro and 3 Pro bill more above (input ×2), where a quote is a lower
+// bound.
+func googleModel(minimumPrefix int64, p Prices) CacheModel {
+	return CacheModel{Kind: Positional, Granularity: 1, MinimumPrefix: minimumPrefix, TTLSeconds: 300, Prices: p, EstimatedSummaryTokens: 4000}
+}
+
 // deepSeekOffPeak is DeepSeek's schedule since 2026-08-16 (weekends since
 // 2026-08-23): peak 01:00-04:00 and 06:00-10:00 UTC Monday to Friday, every
 // other hour at half price. The Chinese page pins the weekdays to Beijing
@@ -63,6 +81,8 @@ const (
 	srcDeepSeek  = "https://api-docs.deepseek.com/quick_start/pricing"
 	srcAnthropic = "https://platform.claude.com/docs/en/about-claude/pricing"
 	srcOpenAI    = "https://developers.openai.com/api/docs/pricing"
+	srcGoogle    = "https://ai.google.dev/gemini-api/docs/pricing"
+	readGoogle   = "2026-12-01"
 	readOn       = "2026-11-30"
 )
 
@@ -158,6 +178,34 @@ func builtinTable() []BuiltinPrice {
 		{Provider: "openai", Model: "gpt-5.5",
 			CacheModel: openAIModel(Prices{PricePerMTokens: 5, CacheHitPricePerMTokens: 0.50, OutputPricePerMTokens: 30}),
 			Source:     srcOpenAI, Date: readOn, Note: "figures from secondary sources that agree"},
+
+		// ── Google ── input, cached input (0.1×), output (thinking included),
+		// for prompts up to 200k tokens. FLAGGED: the official page
+		// (srcGoogle) was not readable here; the figures are those every
+		// secondary source read 2026-12-01 quotes from it and agree on
+		// (discuss.ai.google.dev threads 92919 and 107349, deploybase.ai
+		// "Gemini API Pricing 2026", aifreeapi.com "Gemini API Pricing 2026").
+		// gemini-2.5-pro (Gemini CLI's default model): $1.25 / $0.125 / $10.
+		{Provider: "google", Model: "gemini-2.5-pro",
+			CacheModel: googleModel(2048, Prices{PricePerMTokens: 1.25, CacheHitPricePerMTokens: 0.125, OutputPricePerMTokens: 10}),
+			Source:     srcGoogle, Date: readGoogle, Note: "prompts up to 200k tokens (above: input $2.50, output $15); figures from secondary sources that agree"},
+		// gemini-2.5-flash: $0.30 / $0.03 / $2.50.
+		{Provider: "google", Model: "gemini-2.5-flash",
+			CacheModel: googleModel(2048, Prices{PricePerMTokens: 0.30, CacheHitPricePerMTokens: 0.03, OutputPricePerMTokens: 2.50}),
+			Source:     srcGoogle, Date: readGoogle, Note: "figures from secondary sources that agree"},
+		// gemini-2.5-flash-lite: $0.10 / $0.01 / $0.40; its minimum prefix is
+		// not on the caching page: 2.5 Flash's is assumed.
+		{Provider: "google", Model: "gemini-2.5-flash-lite",
+			CacheModel: googleModel(2048, Prices{PricePerMTokens: 0.10, CacheHitPricePerMTokens: 0.01, OutputPricePerMTokens: 0.40}),
+			Source:     srcGoogle, Date: readGoogle, Note: "figures from secondary sources; minimum prefix assumed from 2.5 Flash"},
+		// gemini-3-pro-preview (Gemini CLI's preview model): $2 / $0.20 / $12.
+		{Provider: "google", Model: "gemini-3-pro-preview",
+			CacheModel: googleModel(4096, Prices{PricePerMTokens: 2, CacheHitPricePerMTokens: 0.20, OutputPricePerMTokens: 12}),
+			Source:     srcGoogle, Date: readGoogle, Note: "prompts up to 200k tokens (above: input $4, output $18); figures from secondary sources"},
+		// gemini-3-flash-preview: $0.50 / $0.05 / $3.
+		{Provider: "google", Model: "gemini-3-flash-preview",
+			CacheModel: googleModel(1024, Prices{PricePerMTokens: 0.50, CacheHitPricePerMTokens: 0.05, OutputPricePerMTokens: 3}),
+			Source:     srcGoogle, Date: readGoogle, Note: "figures from secondary sources"},
 	}
 }
 

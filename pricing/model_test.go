@@ -192,13 +192,23 @@ func TestBuiltinMatching(t *testing.T) {
 		{"deepseek", "deepseek-chat", Positional, 0.14},
 		{"", "deepseek-reasoner", Positional, 0.14},
 		{"openrouter", "deepseek-flash", Positional, 0.30}, // an unknown provider is ignored
-		{"openai", "claude-opus-4-6", "", 0},               // a known provider must match
+		{"google", "gemini-2.5-pro", Positional, 1.25},
+		{"", "models/gemini-2.5-flash", Positional, 0.30}, // the API's resource name
+		{"google", "gemini-3-pro-preview", Positional, 2},
+		{"google", "claude-opus-4-6", "", 0},
+		{"openai", "claude-opus-4-6", "", 0}, // a known provider must match
 		{"", "llama-3", "", 0},
 	} {
 		m, ok := Builtin(tc.provider, tc.model)
 		if ok != (tc.wantPrice != 0) || m.Kind != tc.wantKind || m.PricePerMTokens != tc.wantPrice {
 			t.Errorf("Builtin(%q, %q) = %v %v %v, want %v %v", tc.provider, tc.model, m.Kind, m.PricePerMTokens, ok, tc.wantKind, tc.wantPrice)
 		}
+	}
+	// Gemini bills cached input at a tenth, writes not at all, and caches
+	// any prefix from the model's minimum on.
+	g, _ := Builtin("google", "gemini-2.5-pro")
+	if g.CacheHitPricePerMTokens != 0.125 || g.CacheWritePricePerMTokens != 0 || g.Granularity != 1 || g.MinimumPrefix != 2048 || g.OutputPricePerMTokens != 10 {
+		t.Errorf("gemini-2.5-pro %+v", g)
 	}
 	m, _ := Builtin("anthropic", "claude-sonnet-4-5")
 	if m.CacheWritePricePerMTokens != 3.75 || m.CacheWrite1hPricePerMTokens != 6 || m.MinimumPrefix != 1024 {
@@ -246,5 +256,38 @@ func TestBuiltinCoversSessionData(t *testing.T) {
 		if _, ok := Builtin("", name); !ok {
 			t.Errorf("model %q of the session data has no built-in price", name)
 		}
+	}
+}
+
+// Gemini's usage counts the cached tokens inside promptTokenCount; once
+// split (input = prompt − cached) the cached part costs a tenth of the
+// input price and nothing is billed for writing it.
+func TestGeminiCacheModel(t *testing.T) {
+	pro, ok := Builtin("google", "gemini-2.5-pro")
+	if !ok {
+		t.Fatal("no gemini-2.5-pro")
+	}
+	for _, tc := range []struct {
+		name string
+		u    Usage
+		want float64
+	}{
+		{"a cold first request", Usage{Input: 10_000, Output: 200}, 10_000*1.25e-6 + 200*10e-6},
+		{"9,000 of 10,000 read from the cache", Usage{Input: 1000, CacheRead: 9000, Output: 200}, 1000*1.25e-6 + 9000*0.125e-6 + 200*10e-6},
+		{"thoughts are output", Usage{Input: 0, CacheRead: 4096, Output: 1500}, 4096*0.125e-6 + 1500*10e-6},
+	} {
+		if got := pro.Cost(tc.u); !closeTo(got.Total, tc.want) || got.CacheWrite != 0 {
+			t.Errorf("%s: cost %+v, want total %g", tc.name, got, tc.want)
+		}
+	}
+	// Positional to the token from the minimum prefix on.
+	for _, tc := range []struct{ shared, cached int64 }{{2047, 0}, {2048, 2048}, {10_001, 10_001}} {
+		if got := pro.cachedPositional(tc.shared); got != tc.cached {
+			t.Errorf("a shared prefix of %d: %d cached, want %d", tc.shared, got, tc.cached)
+		}
+	}
+	flash, _ := Builtin("google", "gemini-3-flash-preview")
+	if flash.cachedPositional(1024) != 1024 || flash.cachedPositional(1023) != 0 {
+		t.Errorf("gemini-3-flash-preview minimum prefix %d", flash.MinimumPrefix)
 	}
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"tollgate/app/importer"
 	"tollgate/app/imports"
 )
 
@@ -11,7 +13,7 @@ import (
 func Price(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("price", stdio, false)
 	fold := fset.Int("fold", 0, "price only fold `N` (1-based; default: every fold)")
-	harness := fset.String("harness", "", "the `HARNESS` that wrote FILE: claude-code, codex or dsh (default: detect)")
+	harness := fset.String("harness", "", "the `HARNESS` that wrote FILE: "+strings.Join(importer.Harnesses(), ", ")+" (default: detect)")
 	format := fset.String("format", "text", "output `FORMAT`: text (the table) or json")
 	fset.Usage = func() {
 		fmt.Fprint(stdio.Stderr, `usage: tollgate price FILE [--fold N] [--format text|json] [--home DIR] [--harness H]
@@ -44,7 +46,7 @@ summary, the files Claude Code restores, the base), with a band.
 		return errUsage
 	}
 	if *harness != "" && !imports.ValidHarness(*harness) {
-		return usagef("tollgate price: --harness %q: want claude-code, codex or dsh", *harness)
+		return usagef("tollgate price: --harness %q: want one of %s", *harness, strings.Join(importer.Harnesses(), ", "))
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("tollgate price: --format %q: want text or json", *format)

@@ -742,6 +742,10 @@ func (d *doctor) checkIntegrations() []DoctorCheck {
 			c.Fix = d.cmd + " hook codex --install" + d.homeArg
 			dir, _ := codex.Dir(os.Getenv)
 			d.grade(&c, in, dir, "Codex")
+		case harness.Gemini:
+			// Imported and priced, never gated: nothing to fix from here.
+			c.Title, c.Status = "Gemini CLI", DoctorInfo
+			facts["state"] = in.State
 		default:
 			c.Title, c.Status = in.Name, DoctorInfo
 		}

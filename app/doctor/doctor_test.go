@@ -186,7 +186,7 @@ func TestDoctorHealthyHome(t *testing.T) {
 	want := map[string]string{
 		"webkitgtk": DoctorOK, "gtk": DoctorOK, "display": DoctorOK, "config": DoctorOK, "token": DoctorOK,
 		"database": DoctorOK, "api": DoctorOK, "guard": DoctorOK, "integration.claude-code": DoctorOK,
-		"integration.reasonix": DoctorInfo, "integration.dsh": DoctorInfo, "integration.codex": DoctorInfo, "autostart": DoctorOK,
+		"integration.reasonix": DoctorInfo, "integration.dsh": DoctorInfo, "integration.codex": DoctorInfo, "integration.gemini": DoctorInfo, "autostart": DoctorOK,
 	}
 	if w.busOK {
 		want["tray"], want["notifications"] = DoctorOK, DoctorOK

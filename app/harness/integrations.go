@@ -1,7 +1,8 @@
 // Package harness lists the harness integrations and what state each is in
 // on this machine (the Integrations page, GET /v1/engines, doctor). The
 // integrations themselves live in the packages below it (claudecode,
-// reasonix, codex); dsh ships its own plugin (integrations/dsh).
+// reasonix, codex); dsh ships its own plugin (integrations/dsh) and Gemini
+// CLI is observed (imported; it cannot be gated).
 package harness
 
 import (
@@ -25,8 +26,9 @@ const (
 // Integrations reports the installed hook integrations (ARCHITECTURE.md,
 // "Integrations") for the tollgate whose home is dir: the Claude Code
 // PreCompact hook in the user's Claude settings, the Reasonix plugin, the
-// dsh plugin (seen when it last ran) and Codex's PreCompact hook in its
-// hooks.json (trusted in its config.toml). An installed
+// dsh plugin (seen when it last ran), Codex's PreCompact hook in its
+// hooks.json (trusted in its config.toml) and Gemini CLI (observed:
+// imported, never gated). An installed
 // integration that is verified — its configuration parses and its command
 // resolves to this tollgate binary — arms the guard, as it guards every
 // session of its harness without a live process. Each entry's lastDecision
@@ -41,7 +43,7 @@ func Integrations(dir string) []api.Integration {
 }
 
 func integrationsFor(p home.Probe) []api.Integration {
-	out := []api.Integration{claudecode.Status(p), reasonix.Status(p), dshStatus(p), codex.Status(p)}
+	out := []api.Integration{claudecode.Status(p), reasonix.Status(p), dshStatus(p), codex.Status(p), geminiStatus(p)}
 	for i := range out {
 		if m, err := home.ReadMarker(p.Home, out[i].Name); err == nil && m.LastDecision != "" {
 			out[i].LastDecision = m.LastDecision + " · " + m.At.Local().Format("2006-01-02 15:04")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/gemini" // registers the "gemini" line format
 	"tollgate/app/importer/jsonl"
 )
 
@@ -22,8 +23,10 @@ type Root struct {
 // they are imported: Claude Code ($CLAUDE_CONFIG_DIR/projects — a
 // comma-separated list is accepted —, else ~/.claude/projects and
 // ~/.config/claude/projects), Codex ($CODEX_HOME/sessions, else
-// ~/.codex/sessions) and dsh ($DSH_HOME/sessions, else
-// ~/.local/share/dsh/sessions). getenv is os.Getenv in production.
+// ~/.codex/sessions), dsh ($DSH_HOME/sessions, else
+// ~/.local/share/dsh/sessions) and Gemini CLI ($GEMINI_CLI_HOME/.gemini/tmp,
+// else ~/.gemini/tmp: GEMINI_CLI_HOME stands for the home folder). getenv
+// is os.Getenv in production.
 func DefaultRoots(getenv func(string) string, home string) []Root {
 	var roots []Root
 	if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
@@ -46,6 +49,11 @@ func DefaultRoots(getenv func(string) string, home string) []Root {
 	} else {
 		roots = append(roots, Root{importer.DSH, filepath.Join(home, ".local", "share", "dsh", "sessions")})
 	}
+	geminiHome := home
+	if v := getenv("GEMINI_CLI_HOME"); v != "" {
+		geminiHome = v
+	}
+	roots = append(roots, Root{gemini.Harness, filepath.Join(geminiHome, ".gemini", "tmp")})
 	return roots
 }
 
@@ -64,7 +72,8 @@ func IsLogName(name string) bool {
 
 // Walk lists the logs under dir (a folder or a single file) for a harness
 // ("" = any): *.jsonl for Claude Code, rollout-*.jsonl for Codex,
-// *.jsonl[.zstd|.zst] for dsh. A folder that does not exist yields nothing.
+// *.jsonl[.zstd|.zst] for dsh, chats/**/*.jsonl for Gemini CLI (its
+// tmp folder holds other files too). A folder that does not exist yields nothing.
 // Claude Code main transcripts come before subagent transcripts, so a
 // session's own rows are numbered first.
 func Walk(dir, harness string) ([]FileInfo, error) {
@@ -108,6 +117,10 @@ func Walk(dir, harness string) ([]FileInfo, error) {
 			if !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
 				return nil
 			}
+		case gemini.Harness:
+			if !isGeminiChat(path) {
+				return nil
+			}
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -123,11 +136,40 @@ func Walk(dir, harness string) ([]FileInfo, error) {
 	return out, nil
 }
 
-// SortFiles orders files by path, with subagent transcripts after the
-// others.
+// isGeminiChat: Gemini CLI keeps sessions in <project>/chats/session-*.jsonl
+// and a subagent's in <project>/chats/<parent session>/<id>.jsonl.
+func isGeminiChat(path string) bool {
+	if !strings.HasSuffix(path, ".jsonl") {
+		return false
+	}
+	dir := filepath.Dir(path)
+	return filepath.Base(dir) == "chats" || filepath.Base(filepath.Dir(dir)) == "chats"
+}
+
+// isGeminiSubagent: a Gemini CLI subagent's session lives in a folder named
+// after its parent session, inside chats.
+func isGeminiSubagent(path string) bool {
+	return strings.HasSuffix(path, ".jsonl") && filepath.Base(filepath.Dir(filepath.Dir(path))) == "chats"
+}
+
+// detect tells which harness wrote a log (importer.Detect), asking the
+// formats registered from their own packages first: a Gemini CLI session's
+// first line names a "sessionId", as Claude Code's lines do.
+func detect(path string, head []byte) string {
+	if gemini.Detect(path, head) {
+		return gemini.Harness
+	}
+	return importer.Detect(path, head)
+}
+
+// SortFiles orders files by path, with subagent transcripts (Claude Code's,
+// Gemini CLI's) after the others.
 func SortFiles(files []FileInfo) {
+	sub := func(path string) bool {
+		return importer.ClaudeRole(path) != importer.PurposeConversation || isGeminiSubagent(path)
+	}
 	sort.SliceStable(files, func(i, j int) bool {
-		si, sj := importer.ClaudeRole(files[i].Path) != importer.PurposeConversation, importer.ClaudeRole(files[j].Path) != importer.PurposeConversation
+		si, sj := sub(files[i].Path), sub(files[j].Path)
 		if si != sj {
 			return !si
 		}

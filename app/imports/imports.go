@@ -46,7 +46,7 @@ type Source struct {
 	Name string
 	// Reader is an upload's content, read once to its end.
 	Reader io.Reader
-	// Harness is claude-code, codex or dsh; "" detects it per file.
+	// Harness is one of importer.Harnesses(); "" detects it per file.
 	Harness string
 }
 
@@ -501,10 +501,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		harness = prev.Harness
 	}
 	if harness == "" {
-		harness = importer.Detect(job.path, head)
+		harness = detect(job.path, head)
 	}
 	if harness == "" {
-		return fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness claude-code, codex or dsh)", job.path))
+		return fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", job.path, strings.Join(importer.Harnesses(), ", ")))
 	}
 	p.result.Harness = harness
 

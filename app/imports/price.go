@@ -139,9 +139,9 @@ func ReadSessionLog(path, harness string) (*SessionLog, error) {
 		}
 		n, _ := io.ReadFull(f, head)
 		f.Close()
-		harness = importer.Detect(path, head[:n])
+		harness = detect(path, head[:n])
 		if harness == "" {
-			return nil, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness claude-code, codex or dsh)", path)
+			return nil, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", path, strings.Join(importer.Harnesses(), ", "))
 		}
 	}
 	if harness == importer.ClaudeCode && strings.HasSuffix(path, ".jsonl") {

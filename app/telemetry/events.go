@@ -36,7 +36,8 @@ import (
 //     "codex:<conversation.id>".
 //   - Gemini CLI (GEMINI_TELEMETRY_*): gemini_cli.api_response, with
 //     input_token_count (cached included), cached_content_token_count,
-//     output_token_count, thoughts_token_count (billed as output); session
+//     output_token_count, thoughts_token_count (billed as output),
+//     tool_token_count (the tool-use prompt, billed as input); session
 //     "gemini:<session.id>".
 //
 // Other events are counted as seen and otherwise ignored.
@@ -413,12 +414,15 @@ func (e event) geminiRequest(at time.Time) (*storage.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := e.counts([]string{"input_token_count", "output_token_count"}, "cached_content_token_count", "thoughts_token_count")
+	c, err := e.counts([]string{"input_token_count", "output_token_count"}, "cached_content_token_count", "thoughts_token_count", "tool_token_count")
 	if err != nil {
 		return nil, err
 	}
 	cached := min(c["cached_content_token_count"], c["input_token_count"])
-	u := pricing.Usage{Input: c["input_token_count"] - cached, CacheRead: cached, Output: c["output_token_count"] + c["thoughts_token_count"]}
+	// The tool-use prompt is billed as input beside the prompt, as the
+	// session file's import counts it (app/importer/gemini): both witnesses
+	// of one request must agree to be counted once.
+	u := pricing.Usage{Input: c["input_token_count"] - cached + c["tool_token_count"], CacheRead: cached, Output: c["output_token_count"] + c["thoughts_token_count"]}
 	return &storage.Request{
 		Session:   storage.SessionMeta{ID: "gemini:" + session, Harness: HarnessGemini, Provider: "google", Model: model},
 		RequestID: e.requestID(at, e.str("prompt_id")), At: at, Purpose: storage.PurposeConversation,

@@ -19,7 +19,7 @@ var fuzzSeeds = []string{
 		`{"timeUnixNano":"1796108706041000000","body":{"stringValue":"claude_code.assistant_response"},"attributes":[{"key":"session.id","value":{"stringValue":"s-1"}},{"key":"event.sequence","value":{"intValue":7}},{"key":"prompt.id","value":{"stringValue":"p-1"}},{"key":"message.uuid","value":{"stringValue":"u-1"}}]}]}]}]}`,
 	`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"observedTimeUnixNano":"1796108706041000000","body":{"stringValue":"claude_code.api_request"},"attributes":[{"key":"session.id","value":{"stringValue":"s-2"}},{"key":"model","value":{"stringValue":"claude-opus-4[1m]"}},{"key":"input_tokens","value":{"stringValue":"12"}},{"key":"output_tokens","value":{"stringValue":"300"}},{"key":"cache_read_tokens","value":{"stringValue":"90000"}},{"key":"cache_creation_tokens","value":{"stringValue":"1200"}},{"key":"query_source","value":{"stringValue":"agent:builtin"}}]}]}]}]}`,
 	`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":"codex.sse_event","timeUnixNano":"1796108706041000000","attributes":[{"key":"event.kind","value":{"stringValue":"response.completed"}},{"key":"conversation.id","value":{"stringValue":"c-1"}},{"key":"model","value":{"stringValue":"gpt-5-codex"}},{"key":"input_token_count","value":{"intValue":5000}},{"key":"cached_token_count","value":{"intValue":4000}},{"key":"output_token_count","value":{"intValue":70}}]}]}]}]}`,
-	`{"resourceLogs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"gemini-cli"}}]},"scopeLogs":[{"logRecords":[{"timeUnixNano":"1796108706041000000","attributes":[{"key":"event.name","value":{"stringValue":"gemini_cli.api_response"}},{"key":"session.id","value":{"stringValue":"g-1"}},{"key":"model","value":{"stringValue":"gemini-2.5-pro"}},{"key":"input_token_count","value":{"intValue":800}},{"key":"cached_content_token_count","value":{"intValue":600}},{"key":"output_token_count","value":{"intValue":20}},{"key":"thoughts_token_count","value":{"intValue":5}}]}]}]}]}`,
+	`{"resourceLogs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"gemini-cli"}}]},"scopeLogs":[{"logRecords":[{"timeUnixNano":"1796108706041000000","attributes":[{"key":"event.name","value":{"stringValue":"gemini_cli.api_response"}},{"key":"session.id","value":{"stringValue":"g-1"}},{"key":"model","value":{"stringValue":"gemini-2.5-pro"}},{"key":"input_token_count","value":{"intValue":800}},{"key":"cached_content_token_count","value":{"intValue":600}},{"key":"output_token_count","value":{"intValue":20}},{"key":"thoughts_token_count","value":{"intValue":5}},{"key":"tool_token_count","value":{"intValue":7}}]}]}]}]}`,
 }
 
 // FuzzRequests: whatever bytes arrive, decoding either encoding and reading
@@ -78,7 +78,7 @@ func TestSeedsReadAsRequests(t *testing.T) {
 		{"claude-code:s-1", "conversation", "u-1", pricing.Usage{Input: 21546, Output: 8}},
 		{"claude-code:s-2", "subagent", "", pricing.Usage{Input: 12, CacheRead: 90000, CacheWrite: 1200, Output: 300}},
 		{"codex:c-1", "conversation", "", pricing.Usage{Input: 1000, CacheRead: 4000, Output: 70}},
-		{"gemini:g-1", "conversation", "", pricing.Usage{Input: 200, CacheRead: 600, Output: 25}},
+		{"gemini:g-1", "conversation", "", pricing.Usage{Input: 207, CacheRead: 600, Output: 25}}, // the tool-use prompt is input
 	}
 	for i, s := range fuzzSeeds {
 		req := plogotlp.NewExportRequest()

@@ -154,4 +154,13 @@ type Integration struct {
 	Verified     bool   `json:"verified"`
 	Detail       string `json:"detail"`
 	LastDecision string `json:"lastDecision,omitempty"`
+	// State is IntegrationObserved for a harness tollgate reads but cannot
+	// gate (Gemini CLI) whose sessions are on this machine; "" otherwise
+	// (the state follows from Installed and Verified). An observed
+	// integration never arms the guard.
+	State string `json:"state,omitempty"`
 }
+
+// IntegrationObserved is Integration.State for a harness whose sessions
+// tollgate imports and prices but whose rewrites it cannot hold.
+const IntegrationObserved = "observed"

@@ -227,7 +227,10 @@ func (d *driver) plain(r io.Reader) error {
 
 // tail handles bytes after the last newline at the end of the input.
 func (d *driver) tail(rest []byte) error {
-	if len(bytes.TrimSpace(rest)) == 0 {
+	// Only JSON's own whitespace is blank: bytes.TrimSpace would also eat a
+	// form feed, which a later pass then reads as part of a line, so a log
+	// read in two passes would not read as it does in one.
+	if len(bytes.TrimLeft(rest, " \t\r\n")) == 0 {
 		d.consumed += int64(len(rest))
 		return nil
 	}

@@ -31,4 +31,16 @@ describe("integrations", () => {
     expect(integrationStatus(guide("codex"), codex(false)).state).toBe("installed");
     expect(integrationStatus(guide("codex"), list()).state).toBe("not-seen");
   });
+  it("lists Gemini CLI as observed, never armed: it cannot be gated", () => {
+    const g = guide("gemini");
+    expect(g.snippet).toBe("tollgate import --harness gemini --watch");
+    expect(g.what).toContain("cannot be gated");
+    expect(g.what).toContain("chatCompressionService.ts");
+    const detail = "not seen: no Gemini CLI session under ~/.gemini/tmp yet. observed, cannot be gated: …";
+    expect(integrationStatus(g, list({ integrations: [{ name: "gemini", installed: false, verified: false, detail, lastDecision: null }] }))).toEqual({ state: "not-seen", detail });
+    const seen = { name: "gemini", installed: false, verified: false, detail: "sessions in ~/.gemini: …", lastDecision: null, state: "observed" as const };
+    expect(integrationStatus(g, list({ integrations: [seen] }))).toEqual({ state: "observed", detail: "sessions in ~/.gemini: …" });
+    // An engine registering as "gemini" does not make it armed: the guide names no engine harness.
+    expect(integrationStatus(g, list({ integrations: [seen], engines: [engine("gemini")] })).state).toBe("observed");
+  });
 });

@@ -53,6 +53,15 @@ export const GUIDES: readonly IntegrationGuide[] = [
     snippet: ["plugins:", "  tollgate:                  # @tollgate/dsh-plugin", "    profile: deepseek-flash  # optional pricing profile", "    deadlineSeconds: 120     # how long a question may wait"].join("\n"),
   },
   {
+    id: "gemini",
+    title: "Gemini CLI",
+    harnesses: [],
+    integration: "gemini",
+    what:
+      "Gemini CLI cannot be gated: its PreCompress hook is advisory (chatCompressionService.ts discards its result, and it fires every turn) and toolOutputMaskingService.ts masks old tool outputs every turn with no hook. Gating needs a PreCompress decision Gemini CLI honours and a hook before masking (google-gemini/gemini-cli, packages/core/src/context/). tollgate imports its sessions from ~/.gemini/tmp and shows every cache break in the ledger; keep it live with:",
+    snippet: "tollgate import --harness gemini --watch",
+  },
+  {
     id: "api",
     title: "Any harness (HTTP API)",
     harnesses: [],
@@ -71,12 +80,18 @@ export function otherIntegrations(list: EnginesList): EnginesList["integrations"
   return list.integrations.filter((i) => !GUIDES.some((g) => g.integration === i.name));
 }
 
-export type IntegrationStatus = { state: "armed"; detail: string } | { state: "installed"; detail: string } | { state: "not-seen"; detail: string };
+export type IntegrationStatus =
+  | { state: "armed"; detail: string }
+  | { state: "installed"; detail: string }
+  | { state: "observed"; detail: string }
+  | { state: "not-seen"; detail: string };
 
 export function integrationStatus(g: IntegrationGuide, list: EnginesList): IntegrationStatus {
   const live = list.engines.filter((e) => g.harnesses.includes(e.harness.toLowerCase()));
   const hook = g.integration ? list.integrations.find((i) => i.name === g.integration) : undefined;
   if (hook?.installed && hook.verified) return { state: "armed", detail: hook.detail || "hook installed and verified" };
+  // Seen but never gated: its sessions are imported, its rewrites cannot be held.
+  if (hook?.state === "observed") return { state: "observed", detail: hook.detail || "sessions seen; imported, not gated" };
   if (live.length > 0) return { state: "armed", detail: live.length === 1 ? "1 live engine" : `${live.length} live engines` };
   if (g.id === "api") {
     const others = list.engines.filter((e) => !GUIDES.some((x) => x.harnesses.includes(e.harness.toLowerCase())));

@@ -254,6 +254,8 @@ export interface Integration {
   verified: boolean;
   detail: string;
   lastDecision: string | null;
+  /** "observed": tollgate imports this harness's sessions but cannot gate it (Gemini CLI). Never arms the guard. */
+  state?: "observed";
 }
 
 export interface EnginesList {

@@ -48,6 +48,7 @@ function importSection(ctx: AppContext, scope: Scope): HTMLElement {
     el("option", { value: "claude-code" }, "Claude Code"),
     el("option", { value: "dsh" }, "dsh"),
     el("option", { value: "codex" }, "Codex"),
+    el("option", { value: "gemini" }, "Gemini CLI"),
   );
   const progress = el("div", { class: "progress", id: "import-progress", role: "status", "aria-live": "polite" });
   const bar = el("progress", {});

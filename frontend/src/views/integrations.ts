@@ -1,4 +1,4 @@
-// Integrations: each harness with its status (armed / not seen) and a
+// Integrations: each harness with its status (armed / observed / not seen) and a
 // copy-ready setup snippet; the live engines below.
 
 import { button, el, errorText, throttle } from "../components/dom";
@@ -30,7 +30,7 @@ async function copyText(text: string): Promise<boolean> {
   }
 }
 
-const STATE_LABEL = { armed: "armed", installed: "installed", "not-seen": "not seen" } as const;
+const STATE_LABEL = { armed: "armed", installed: "installed", observed: "observed · not gated", "not-seen": "not seen" } as const;
 
 export const integrationsView: View = async (root, ctx, scope) => {
   const draw = async () => {
@@ -51,7 +51,7 @@ export const integrationsView: View = async (root, ctx, scope) => {
       return el(
         "section",
         { class: "card integration", "data-integration": g.id },
-        el("div", { class: "integration-head" }, el("h2", {}, g.title), el("span", { class: `badge ${st.state === "armed" ? "good" : st.state === "installed" ? "info" : "muted"}`, "data-status": st.state }, STATE_LABEL[st.state])),
+        el("div", { class: "integration-head" }, el("h2", {}, g.title), el("span", { class: `badge ${st.state === "armed" ? "good" : st.state === "installed" || st.state === "observed" ? "info" : "muted"}`, "data-status": st.state }, STATE_LABEL[st.state])),
         el("p", { class: "muted" }, st.detail),
         el("p", {}, g.what),
         el("div", { class: "snippet" }, el("div", { class: "snippet-head" }, el("span", { class: "muted" }, "Setup"), copy), el("pre", {}, el("code", {}, g.snippet))),
