@@ -3,6 +3,7 @@ package follow
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -470,4 +471,55 @@ func TestKilledHistoryImportResumes(t *testing.T) {
 		t.Errorf("after a kill -9 and a resume: %d requests, $%.6f; an import in one go stores %d, $%.6f", n, cost, want, wantCost)
 	}
 	t.Logf("killed after %d of %d files; resumed with %d", done, stats.Files, h.Progress.FilesTotal)
+}
+
+// BenchmarkAppendToRecorded: how long an appended request line takes to be
+// in the database (the target is within 1 s): a transcript's lines are
+// appended one at a time, each waited for until the follower has read the
+// file to its end; ms/line is the mean over the lines that brought a
+// request.
+func BenchmarkAppendToRecorded(b *testing.B) {
+	w := newWorld(b)
+	src, _ := corpus(b, 1, 400<<10, 6)
+	body, err := os.ReadFile(mainTranscript(b, src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := splitLines(body)
+	if err := os.MkdirAll(w.root, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	w.start(b, Options{})
+	var waited, slowest time.Duration
+	recorded := 0
+	for b.Loop() {
+		live := filepath.Join(w.root, "p", fmt.Sprintf("%08d-0000-4000-8000-000000000000.jsonl", recorded))
+		os.MkdirAll(filepath.Dir(live), 0o755)
+		out, err := os.OpenFile(live, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range lines {
+			before, _ := totals(b, w.db)
+			start := time.Now()
+			out.Write(line)
+			if !bytes.Contains(line, []byte(`"usage"`)) {
+				continue
+			}
+			size := fileSize(b, live)
+			waitFor(b, "the line", func() bool {
+				st, ok, _ := w.db.ImportStateOf(context.Background(), live)
+				return ok && st.Offset == size
+			})
+			if n, _ := totals(b, w.db); n > before {
+				took := time.Since(start)
+				waited += took
+				slowest = max(slowest, took)
+				recorded++
+			}
+		}
+		out.Close()
+	}
+	b.ReportMetric(float64(waited.Microseconds())/1000/float64(max(recorded, 1)), "ms/line")
+	b.ReportMetric(float64(slowest.Microseconds())/1000, "ms-slowest")
 }
