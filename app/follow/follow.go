@@ -128,6 +128,8 @@ type Follower struct {
 	refused map[string]string // directories the kernel would not watch → why
 	history History
 	backlog []imports.FileInfo // history files not yet handed to an import
+	// historyFiles are all the files of the history under way.
+	historyFiles []imports.FileInfo
 }
 
 type folder struct {
@@ -228,12 +230,7 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 		f.mu.Unlock()
 	}
 	if first {
-		f.mu.Lock()
-		f.backlog = backlog
-		f.history = summarize(backlog)
-		h := f.history
-		f.mu.Unlock()
-		f.publish(EventHistory, h)
+		f.addHistory(backlog)
 	} else {
 		f.mu.Lock()
 		n := len(f.pending)
@@ -339,15 +336,22 @@ func (f *Follower) watch(ctx context.Context) {
 
 func (f *Follower) event(ev fsnotify.Event) {
 	path := ev.Name
-	root := f.rootOf(path)
-	if root < 0 {
-		// The parent of a root that did not exist: the root may have appeared.
+	if ev.Has(fsnotify.Create) {
+		// Seen in the parent of a root that did not exist: the root appeared.
+		appeared := false
 		for i, fo := range f.folders {
-			if fo.root.Dir == path && ev.Has(fsnotify.Create) {
+			if fo.root.Dir == path && dirExists(path) {
 				f.watchTree(i, path)
-				f.markTree(i, path)
+				f.historyTree(i, path)
+				appeared = true
 			}
 		}
+		if appeared {
+			return
+		}
+	}
+	root := f.rootOf(path)
+	if root < 0 {
 		return
 	}
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
@@ -383,6 +387,52 @@ func (f *Follower) event(ev fsnotify.Event) {
 	f.pending[path] = true
 	f.mu.Unlock()
 	f.flushSoon()
+}
+
+// addHistory makes files (found at the start, or in a root that appeared
+// with logs in it: a restore, a synced folder) a history to import in the
+// background with its progress: a new one when none is under way, else
+// part of the one that is.
+func (f *Follower) addHistory(files []imports.FileInfo) {
+	f.mu.Lock()
+	if f.history.State != HistoryImporting {
+		f.historyFiles = nil
+		f.history = History{Found: []Found{}, ETASeconds: -1}
+	}
+	f.historyFiles = append(f.historyFiles, files...)
+	f.backlog = append(f.backlog, files...)
+	sum := summarize(f.historyFiles)
+	h := &f.history
+	h.State, h.Found = sum.State, sum.Found
+	h.Progress.FilesTotal, h.Progress.BytesTotal = sum.Progress.FilesTotal, sum.Progress.BytesTotal
+	snap := cloneHistory(*h)
+	f.mu.Unlock()
+	f.publish(EventHistory, snap)
+	f.signal()
+}
+
+// historyTree imports the logs of a root that just appeared as a history.
+func (f *Follower) historyTree(root int, dir string) {
+	files, err := imports.Walk(dir, f.folders[root].root.Harness)
+	if err != nil {
+		f.mu.Lock()
+		f.folders[root].lastErr = err.Error()
+		f.mu.Unlock()
+		return
+	}
+	f.mu.Lock()
+	f.folders[root].exists = true
+	for i := range files {
+		files[i].Harness = f.folders[root].root.Harness
+		if _, ok := f.sizes[files[i].Path]; !ok {
+			f.folders[root].files++
+		}
+		f.sizes[files[i].Path] = files[i].Size
+	}
+	f.mu.Unlock()
+	if len(files) > 0 {
+		f.addHistory(files)
+	}
 }
 
 // markTree queues the logs already under a folder that just appeared.
@@ -480,8 +530,7 @@ func (f *Follower) work(ctx context.Context) {
 			}
 			continue
 		}
-		if hist != nil {
-			f.finishHistory(hist)
+		if hist != nil && f.finishHistory(hist) {
 			hist = nil
 		}
 		select {

@@ -310,13 +310,22 @@ func TestAFolderThatAppearsLaterIsFollowed(t *testing.T) {
 	if st := f.Status(); st.Folders[0].Exists {
 		t.Fatalf("status says %s exists", w.root)
 	}
-	src, _ := corpus(t, 1, 200<<10, 3)
-	// The whole projects folder arrives at once (a rename, as a restore would).
+	src, stats := corpus(t, 1<<20, 200<<10, 3)
+	// The whole projects folder arrives at once (a rename, as a restore
+	// would): what it holds is a history, imported with its progress.
 	if err := os.Rename(src, w.root); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := reference(t, w, w.root)
 	waitFor(t, "the folder that appeared", func() bool { n, _ := totals(t, w.db); return n == want })
+	waitFor(t, "its history", func() bool { return f.Status().History.State == HistoryDone })
+	h := f.Status().History
+	if len(h.Found) != 1 || h.Found[0].Sessions != stats.Sessions || h.Found[0].Bytes != stats.Bytes || h.FinishedAt == nil || h.Progress.Requests == 0 {
+		t.Errorf("the history of the folder that appeared: %+v; the corpus %+v", h, stats)
+	}
+	if st := f.Status(); !st.Folders[0].Exists || st.Folders[0].Files != stats.Files {
+		t.Errorf("status %+v", st.Folders[0])
+	}
 }
 
 func TestWatchOffFollowsNothing(t *testing.T) {
@@ -362,9 +371,13 @@ func TestHistorySaysWhatItFoundAndReportsProgress(t *testing.T) {
 	if n, cost := totals(t, w.db); n != want || !near(cost, wantCost) {
 		t.Errorf("history stored %d requests, $%.6f; want %d, $%.6f", n, cost, want, wantCost)
 	}
-	w.mu.Lock()
-	hist := slices.Clone(w.hist)
-	w.mu.Unlock()
+	var hist []History
+	waitFor(t, "the last history event", func() bool { // sent just after the state changes
+		w.mu.Lock()
+		hist = slices.Clone(w.hist)
+		w.mu.Unlock()
+		return len(hist) > 0 && hist[len(hist)-1].State == HistoryDone
+	})
 	if len(hist) < 3 || hist[0].State != HistoryImporting || hist[len(hist)-1].State != HistoryDone {
 		t.Fatalf("history events %d, first %+v", len(hist), hist[0])
 	}

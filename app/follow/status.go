@@ -168,6 +168,7 @@ func (f *Follower) startHistory() *historyRun {
 	now := time.Now().UTC()
 	f.mu.Lock()
 	f.history.StartedAt = &now
+	f.history.FinishedAt = nil
 	f.mu.Unlock()
 	return &historyRun{start: now}
 }
@@ -231,9 +232,15 @@ func eta(elapsed time.Duration, done, total int64) float64 {
 	return max(left, 0)
 }
 
-func (f *Follower) finishHistory(run *historyRun) {
+// finishHistory marks the history done, unless files were added to it
+// since the worker last looked (then it reports false and goes on).
+func (f *Follower) finishHistory(run *historyRun) bool {
 	now := time.Now().UTC()
 	f.mu.Lock()
+	if len(f.backlog) > 0 {
+		f.mu.Unlock()
+		return false
+	}
 	h := &f.history
 	h.State = HistoryDone
 	h.FinishedAt = &now
@@ -247,6 +254,7 @@ func (f *Follower) finishHistory(run *historyRun) {
 	f.log.Info("imported the harness logs' history", "files", snap.Progress.FilesTotal, "bytes", snap.Progress.BytesTotal,
 		"requests", run.requests, "folds", run.folds, "failed", snap.Failed, "took", now.Sub(run.start).Round(time.Millisecond))
 	f.publish(EventHistory, snap)
+	return true
 }
 
 func cloneHistory(h History) History {

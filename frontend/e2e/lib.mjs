@@ -44,9 +44,14 @@ async function stopProc(proc) {
 /** Starts `tollgate serve` on a fresh home and waits for api.json. */
 export async function startServe(extraArgs = [], env = {}) {
   const home = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
+  // A user of its own: serve follows the harnesses' log folders under $HOME
+  // (app/follow), and a test sees only the logs it puts there.
+  const user = mkdtempSync(join(tmpdir(), "tollgate-e2e-user-"));
+  env = { HOME: user, CLAUDE_CONFIG_DIR: "", CODEX_HOME: "", DSH_HOME: "", ...env };
   let { proc, out, api, loginURL } = await spawnServe(home, "127.0.0.1:0", extraArgs, env);
   const server = {
     home,
+    user,
     api,
     loginURL,
     proc,
@@ -78,6 +83,7 @@ export async function startServe(extraArgs = [], env = {}) {
     async stop() {
       await stopProc(proc);
       rmSync(home, { recursive: true, force: true });
+      rmSync(user, { recursive: true, force: true });
     },
   };
   return server;
