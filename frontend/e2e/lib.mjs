@@ -120,13 +120,14 @@ export { sleep };
 
 /**
  * Registers the file's before and after hooks around a logged-in dashboard
- * (openDashboard): ready gets it once it is open (one hook, so nothing runs
- * before the dashboard is there); the object returned holds it too.
+ * (openDashboard, with options' args and env): ready gets it once it is
+ * open (one hook, so nothing runs before the dashboard is there); the
+ * object returned holds it too.
  */
-export function useDashboard(ready) {
+export function useDashboard(ready, options = {}) {
   const dash = {};
   before(async () => {
-    Object.assign(dash, await openDashboard());
+    Object.assign(dash, await openDashboard(options));
     await ready?.(dash);
   });
   after(async () => dash.stop?.());
@@ -137,8 +138,8 @@ export function useDashboard(ready) {
  * A logged-in dashboard: a fresh `tollgate serve`, a browser, and a page on
  * it once the header's pill shows. stop() closes both.
  */
-export async function openDashboard() {
-  const server = await startServe();
+export async function openDashboard({ args = [], env = {} } = {}) {
+  const server = await startServe(args, env);
   const browser = await launchBrowser();
   const page = await browser.context.newPage();
   page.on("pageerror", (e) => console.error("page error:", e.message));
