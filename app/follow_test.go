@@ -22,7 +22,7 @@ import (
 func userWithClaudeLogs(t testing.TB, size int64) (string, testcorpus.Stats) {
 	t.Helper()
 	user := t.TempDir()
-	st, err := testcorpus.ClaudeCode(filepath.Join(user, ".claude"), testcorpus.Options{Bytes: size, SessionBytes: 512 << 10, Seed: 17})
+	st, err := testcorpus.ClaudeCode(filepath.Join(user, ".claude"), testcorpus.Options{Bytes: size, SessionBytes: 3 << 20, Seed: 17})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -55,12 +56,14 @@ const (
 	// refusedRescan is the period while some folder has no watch (the
 	// kernel's fs.inotify.max_user_watches was reached).
 	refusedRescan = time.Minute
-	// DefaultChunkBytes bounds one history import call: each call stores in
-	// transactions no larger than its files, so the gate's own writes (a
-	// recorded request, a decided rewrite) wait at most one chunk's commit.
-	// BenchmarkRecordDuringHistoryImport (app): with 8 MB chunks a recorded
-	// request waited up to ~110 ms during the import, with 2 MB ~35-55 ms,
-	// at the same import rate.
+	// DefaultChunkBytes bounds one history import call (past one file per
+	// core, so the parse stays parallel): each call stores in transactions
+	// no larger than its files, so the gate's own writes (a recorded
+	// request, a decided rewrite) wait at most one chunk's commit.
+	// BenchmarkRecordDuringHistoryImport (app, 3 MB sessions): a request
+	// recorded during the import waits ~1-2 ms at the median and 80-145 ms
+	// at worst (8 MB chunks of 512 kB sessions: ~110 ms; 2 MB: 35-55 ms).
+	// BenchmarkHistoryImport: the chunks cost ~1.2x the CPU of one call.
 	DefaultChunkBytes = 2 << 20
 	// chunkFiles bounds the files of one history call, for the same reason.
 	chunkFiles = 32
@@ -541,12 +544,13 @@ func (f *Follower) work(ctx context.Context) {
 	}
 }
 
-// takeChunk splits the next files off the backlog: at least one, at most
-// chunkFiles and about limit bytes.
+// takeChunk splits the next files off the backlog: one per core at least
+// (each call parses its files in parallel), at most chunkFiles, and past
+// those no more than limit bytes.
 func takeChunk(backlog []imports.FileInfo, limit int64) (chunk, rest []imports.FileInfo) {
 	var n int
 	var bytes int64
-	for n < len(backlog) && n < chunkFiles && (n == 0 || bytes+backlog[n].Size <= limit) {
+	for n < len(backlog) && n < chunkFiles && (n < runtime.GOMAXPROCS(0) || bytes+backlog[n].Size <= limit) {
 		bytes += backlog[n].Size
 		n++
 	}

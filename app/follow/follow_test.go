@@ -536,3 +536,50 @@ func BenchmarkAppendToRecorded(b *testing.B) {
 	b.ReportMetric(float64(waited.Microseconds())/1000/float64(max(recorded, 1)), "ms/line")
 	b.ReportMetric(float64(slowest.Microseconds())/1000, "ms-slowest")
 }
+
+// BenchmarkHistoryImport: the first-start history import of a generated
+// Claude Code corpus (64 MB, 3 MB sessions with folds, subagents) against
+// importing it in one imports.Files call, as `tollgate import` does: what
+// the chunking that keeps the gate's writes short costs, by chunk size.
+// Wall and CPU time (this process's rusage) of both, alternating in one
+// run; history/plain is the ratio of the wall times.
+func BenchmarkHistoryImport(b *testing.B) {
+	src, _ := corpus(b, 64<<20, 3<<20, 17)
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	for _, chunk := range []int64{2 << 20, 8 << 20, 64 << 20} {
+		b.Run(fmt.Sprintf("chunk=%dMB", chunk>>20), func(b *testing.B) {
+			var history, plain, historyCPU, plainCPU time.Duration
+			for b.Loop() {
+				w := newWorld(b)
+				start, c := time.Now(), cpu()
+				if _, err := imports.Files(context.Background(), w.db, w.settings, []imports.Source{{Path: src, Harness: importer.ClaudeCode}}, nil); err != nil {
+					b.Fatal(err)
+				}
+				plain, plainCPU = plain+time.Since(start), plainCPU+cpu()-c
+
+				w = newWorld(b)
+				start, c = time.Now(), cpu()
+				f, err := Start(context.Background(), Options{DB: w.db, Settings: w.settings, Roots: []imports.Root{{Harness: importer.ClaudeCode, Dir: src}},
+					Rescan: time.Hour, ChunkBytes: chunk})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for f.Status().History.State != HistoryDone {
+					time.Sleep(time.Millisecond)
+				}
+				history, historyCPU = history+time.Since(start), historyCPU+cpu()-c
+				f.Close()
+			}
+			n := float64(b.N)
+			b.ReportMetric(plain.Seconds()/n, "s-plain")
+			b.ReportMetric(history.Seconds()/n, "s-history")
+			b.ReportMetric(plainCPU.Seconds()/n, "cpu-s-plain")
+			b.ReportMetric(historyCPU.Seconds()/n, "cpu-s-history")
+			b.ReportMetric(history.Seconds()/plain.Seconds(), "history/plain")
+		})
+	}
+}

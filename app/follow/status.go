@@ -153,6 +153,8 @@ func summarize(backlog []imports.FileInfo) History {
 
 // historyRun is the running sum over a history's chunks.
 type historyRun struct {
+	// batch shares the fold predictor's traces across the chunks.
+	batch     *imports.Batch
 	start     time.Time
 	filesDone int
 	bytesDone int64
@@ -170,7 +172,7 @@ func (f *Follower) startHistory() *historyRun {
 	f.history.StartedAt = &now
 	f.history.FinishedAt = nil
 	f.mu.Unlock()
-	return &historyRun{start: now}
+	return &historyRun{start: now, batch: imports.NewBatch()}
 }
 
 func (f *Follower) importChunk(ctx context.Context, run *historyRun, chunk []imports.FileInfo) {
@@ -178,7 +180,7 @@ func (f *Follower) importChunk(ctx context.Context, run *historyRun, chunk []imp
 	for i, file := range chunk {
 		srcs[i] = imports.Source{Path: file.Path, Harness: file.Harness}
 	}
-	res, err := imports.Files(ctx, f.opts.DB, f.opts.Settings, srcs, func(p imports.Progress) {
+	res, err := run.batch.Files(ctx, f.opts.DB, f.opts.Settings, srcs, func(p imports.Progress) {
 		f.progress(run, p, false)
 	})
 	if err != nil && ctx.Err() == nil {
