@@ -68,7 +68,7 @@ var depRules = []depRule{
 		"app/sim", "app/telemetry", "guard", "guard/api", "guard/client", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).
-	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/harness", "app/harness/claudecode", "app/harness/reasonix",
+	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/harness/reasonix",
 		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/importer/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
 	{pattern: "", module: []string{"app", "app/cli", "app/desktop", "app/home", "frontend"}, external: []string{"github.com/wailsapp/wails/v2"}},
 
