@@ -583,3 +583,64 @@ func BenchmarkHistoryImport(b *testing.B) {
 		})
 	}
 }
+
+// A real Codex rollout (../shared/data/codex) written into a day folder
+// that Codex creates the same moment (sessions/YYYY/MM/DD): the new
+// folders are watched and the rollout read as it grows.
+func TestCodexRolloutInANewDayFolder(t *testing.T) {
+	real := filepath.Join("..", "..", "..", "shared", "data", "codex", "crud.jsonl")
+	body, err := os.ReadFile(real)
+	if err != nil {
+		t.Skip("no ../shared/data/codex:", err)
+	}
+	w := newWorld(t)
+	sessions := filepath.Join(t.TempDir(), "codex", "sessions")
+	if err := os.MkdirAll(sessions, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.Codex, Dir: sessions}}})
+	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
+
+	day := filepath.Join(sessions, "2026", "02", "01")
+	if err := os.MkdirAll(day, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rollout := filepath.Join(day, "rollout-2026-02-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
+	lines := splitLines(body)
+	if err := os.WriteFile(rollout, bytes.Join(lines[:len(lines)/2], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Not a rollout: Codex keeps other files there too.
+	if err := os.WriteFile(filepath.Join(day, "notes.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.OpenFile(rollout, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range lines[len(lines)/2:] {
+		out.Write(line)
+	}
+	out.Close()
+	size := fileSize(t, rollout)
+	waitFor(t, "the rollout", func() bool {
+		st, ok, _ := w.db.ImportStateOf(context.Background(), rollout)
+		return ok && st.Offset == size
+	})
+	wantDB, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "ref.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wantDB.Close()
+	if _, err := imports.Files(context.Background(), wantDB, w.settings, []imports.Source{{Path: real, Harness: importer.Codex}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want, wantCost := totals(t, wantDB)
+	if n, cost := totals(t, w.db); n != want || want == 0 || !near(cost, wantCost) {
+		t.Errorf("followed %d requests, $%.6f; the rollout imported at once: %d, $%.6f", n, cost, want, wantCost)
+	}
+	st := f.Status().Folders[0]
+	if st.Files != 1 || st.Watched != 4 {
+		t.Errorf("status %+v: want 1 rollout and 4 folders watched", st)
+	}
+}
