@@ -119,6 +119,30 @@ test("a transcript appended to while tollgate runs shows its new requests within
   await page.screenshot({ path: join(OUT, "e2e-follow-integrations.png"), fullPage: true });
 });
 
+test("a start with history it has not read imports it in the background and says what it found", { skip }, async () => {
+  // While tollgate is down, another session lands in a new project.
+  const other = join(projects, "-home-user-work-other");
+  await server.restart(() => {
+    mkdirSync(other);
+    // The same turns under another session id: another session to Claude Code.
+    const id = LIVE.replace(/^4d/, "5e");
+    writeFileSync(join(other, id + ".jsonl"), readFileSync(join(DATA, LIVE + ".jsonl"), "utf8").replaceAll(LIVE, id));
+  });
+  await page.goto(new URL("/#/overview", server.api.url).href);
+  const banner = page.locator("#history-import:not([hidden])");
+  await banner.waitFor({ timeout: 20_000 });
+  // Imported already or still under way, the banner names what was found.
+  assert.match(await banner.innerText(), /(Found|Imported) 1 Claude Code session, 3 MB/);
+  await page.locator('#history-import[data-state="done"]').waitFor({ timeout: 30_000 });
+  const follow = await server.call("GET", "/v1/follow");
+  assert.deepEqual(
+    follow.body.history.found.map((f) => [f.harness, f.sessions, f.files]),
+    [["claude-code", 1, 1]],
+    "only what was written while tollgate was down is the history",
+  );
+  assert.ok(follow.body.history.progress.requests > 0);
+});
+
 test("cleanup", async () => {
   rmSync(user, { recursive: true, force: true });
 });

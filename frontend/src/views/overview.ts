@@ -174,6 +174,9 @@ export const overviewView: View = async (root, ctx, scope) => {
   // The followed logs: new rows redraw; the history's progress moves the
   // bar in place, and its end redraws at once with everything it brought.
   scope.add(ctx.bus.on("logs.imported", redraw));
+  // Events sent while the stream was down (a restart) never arrive: a
+  // history that ended meanwhile would stay "importing". Read again.
+  scope.add(ctx.bus.onConnection((up) => up && void draw()));
   scope.add(
     ctx.bus.on("history.progress", (h) => {
       const was = history?.state;
