@@ -207,7 +207,7 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 	}
 	var backlog []imports.FileInfo
 	for i, fo := range f.folders {
-		f.watchTree(i, fo.root.Dir)
+		f.reach(i)
 		files, err := imports.Walk(fo.root.Dir, fo.root.Harness)
 		f.mu.Lock()
 		fo.exists = dirExists(fo.root.Dir)
@@ -244,16 +244,45 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 	}
 }
 
-// watchTree adds a watch on dir and every folder below it. A root that
-// does not exist yet is watched through its parent, so a harness's first
-// session is seen when its folder appears.
-func (f *Follower) watchTree(root int, dir string) {
-	if !dirExists(dir) {
-		if parent := filepath.Dir(dir); dirExists(parent) {
-			f.addWatch(root, parent)
+// maxAncestors is how far up from a root that does not exist yet its
+// nearest existing folder is watched: ~/.claude/projects through ~ when
+// Claude Code was never run (the rescan finds what is further away).
+const maxAncestors = 3
+
+// reach watches root i and every folder below it; while it does not
+// exist, its nearest existing ancestor instead, so a harness's first
+// session is seen when its folders appear. It reports whether the root
+// exists. A level created between a look and its watch would send no
+// event, so after each watch the next level is looked for again.
+func (f *Follower) reach(i int) bool {
+	dir := f.folders[i].root.Dir
+	for range maxAncestors + 1 {
+		if dirExists(dir) {
+			f.watchTree(i, dir)
+			return true
 		}
-		return
+		anc, next := filepath.Dir(dir), dir
+		for depth := 1; depth < maxAncestors && !dirExists(anc) && anc != filepath.Dir(anc); depth++ {
+			anc, next = filepath.Dir(anc), anc
+		}
+		if !dirExists(anc) || anc == filepath.Dir(anc) {
+			return false // too far from anything that exists, or only / is left
+		}
+		f.addWatch(i, anc)
+		if !dirExists(next) {
+			return false // watched: its Create will come
+		}
 	}
+	return dirExists(dir)
+}
+
+// isAncestor reports whether dir is a folder above path.
+func isAncestor(dir, path string) bool {
+	return strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// watchTree adds a watch on dir and every folder below it.
+func (f *Follower) watchTree(root int, dir string) {
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil // unreadable or vanished: the rescan tries again
@@ -340,13 +369,19 @@ func (f *Follower) watch(ctx context.Context) {
 func (f *Follower) event(ev fsnotify.Event) {
 	path := ev.Name
 	if ev.Has(fsnotify.Create) {
-		// Seen in the parent of a root that did not exist: the root appeared.
+		// A root, or a folder above one, appeared: a root that now exists
+		// is watched and what it already holds is a history.
 		appeared := false
 		for i, fo := range f.folders {
-			if fo.root.Dir == path && dirExists(path) {
-				f.watchTree(i, path)
-				f.historyTree(i, path)
-				appeared = true
+			if fo.root.Dir != path && !isAncestor(path, fo.root.Dir) {
+				continue
+			}
+			appeared = true
+			f.mu.Lock()
+			known := fo.exists
+			f.mu.Unlock()
+			if !known && f.reach(i) {
+				f.historyTree(i, fo.root.Dir)
 			}
 		}
 		if appeared {

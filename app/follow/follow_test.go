@@ -644,3 +644,44 @@ func TestCodexRolloutInANewDayFolder(t *testing.T) {
 		t.Errorf("status %+v: want 1 rollout and 4 folders watched", st)
 	}
 }
+
+// Claude Code run for the first time after tollgate started: none of
+// ~/.claude/projects/<project> exists, and Claude Code makes the folders
+// and writes its transcript in one go.
+func TestAHarnessRunForTheFirstTimeIsFollowed(t *testing.T) {
+	w := newWorld(t)
+	user := t.TempDir()
+	root := filepath.Join(user, ".claude", "projects")
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.ClaudeCode, Dir: root}}})
+	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
+	src, _ := corpus(t, 1, 200<<10, 7)
+	body, err := os.ReadFile(mainTranscript(t, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(root, "-home-user-first")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(project, "0b7c3d2e-1111-4222-8333-944455556666.jsonl")
+	lines := splitLines(body)
+	if err := os.WriteFile(log, bytes.Join(lines[:len(lines)/2], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first transcript", func() bool { n, _ := totals(t, w.db); return n > 0 })
+	// And it goes on writing.
+	out, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Write(bytes.Join(lines[len(lines)/2:], nil))
+	out.Close()
+	want, wantCost := reference(t, w, project)
+	waitFor(t, "the rest of it", func() bool { n, _ := totals(t, w.db); return n == want })
+	if _, cost := totals(t, w.db); !near(cost, wantCost) {
+		t.Errorf("cost $%.6f, want $%.6f", cost, wantCost)
+	}
+	if st := f.Status().Folders[0]; !st.Exists || st.Files != 1 || st.Watched < 2 {
+		t.Errorf("status %+v", st)
+	}
+}
