@@ -11,6 +11,7 @@
 package follow
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,6 +134,8 @@ type Follower struct {
 	backlog []imports.FileInfo // history files not yet handed to an import
 	// historyFiles are all the files of the history under way.
 	historyFiles []imports.FileInfo
+	// marks count the lines of the logs read (the worker's alone).
+	marks map[string]lineMark
 }
 
 type folder struct {
@@ -168,7 +171,7 @@ func Start(ctx context.Context, opts Options) (*Follower, error) {
 		opts: opts, log: opts.Log, watcher: w, cancel: cancel,
 		wake:    make(chan struct{}, 1),
 		watched: map[string]int{}, sizes: map[string]int64{},
-		pending: map[string]bool{}, ready: map[string]bool{}, refused: map[string]string{},
+		pending: map[string]bool{}, ready: map[string]bool{}, refused: map[string]string{}, marks: map[string]lineMark{},
 		history: History{State: HistoryScanning, Found: []Found{}},
 	}
 	for _, r := range opts.Roots {
@@ -608,13 +611,14 @@ func (f *Follower) importLive(ctx context.Context, paths []string) {
 	if err != nil && ctx.Err() == nil {
 		f.log.Warn("following the harness logs: import", "err", err)
 	}
-	f.account(res)
+	f.account(ctx, res)
 }
 
 // account remembers what each file brought (the Integrations page's "last
 // read") and tells the views.
-func (f *Follower) account(res imports.Result) {
+func (f *Follower) account(ctx context.Context, res imports.Result) {
 	now := time.Now().UTC()
+	newest := map[*folder]imports.FileResult{}
 	f.mu.Lock()
 	for _, r := range res.Files {
 		root := f.rootOf(r.Path)
@@ -634,11 +638,60 @@ func (f *Follower) account(res imports.Result) {
 		}
 		fo.lastErr = ""
 		fo.last = &LastRead{File: r.Path, Session: r.Session, At: now, Bytes: r.Bytes, Requests: r.Requests, Folds: r.Folds}
+		newest[fo] = r
 	}
 	f.mu.Unlock()
+	// The line each folder's last read ended at, for the Integrations page.
+	for fo, r := range newest {
+		line := f.lineOf(ctx, r)
+		f.mu.Lock()
+		if fo.last != nil && fo.last.File == r.Path {
+			last := *fo.last
+			last.Line = line
+			fo.last = &last
+		}
+		f.mu.Unlock()
+	}
 	if res.Requests+res.Updated+res.Folds > 0 {
 		f.publish(EventImported, Imported{Sessions: res.Sessions, Requests: res.Requests, Updated: res.Updated, Folds: res.Folds})
 	}
+}
+
+// lineMark is how many lines a log has before an offset: the next count
+// starts there, so following a log counts only what it gained.
+type lineMark struct{ offset, lines int64 }
+
+// lineOf is the number of the last line an import read of a plain JSON
+// Lines log (0 for a compressed one, whose offset is not in lines). Only
+// the worker calls it.
+func (f *Follower) lineOf(ctx context.Context, r imports.FileResult) int64 {
+	if !strings.HasSuffix(r.Path, ".jsonl") {
+		return 0
+	}
+	st, ok, err := f.opts.DB.ImportStateOf(ctx, r.Path)
+	if err != nil || !ok {
+		return 0
+	}
+	m := f.marks[r.Path]
+	if r.Restarted || m.offset > st.Offset {
+		m = lineMark{}
+	}
+	file, err := importer.OpenRegular(r.Path)
+	if err != nil {
+		return 0
+	}
+	defer file.Close()
+	buf := make([]byte, 64<<10)
+	for m.offset < st.Offset {
+		n, err := file.ReadAt(buf[:min(int64(len(buf)), st.Offset-m.offset)], m.offset)
+		m.lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+		m.offset += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	f.marks[r.Path] = m
+	return m.lines
 }
 
 func (f *Follower) publish(event string, data any) {

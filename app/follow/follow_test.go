@@ -232,8 +232,14 @@ func TestAppendedLinesAreRecordedAsTheyAreWritten(t *testing.T) {
 	}
 	st := f.Status()
 	if len(st.Folders) != 1 || st.Folders[0].Files != 1 || st.Folders[0].Last == nil || st.Folders[0].Last.File != live || st.Folders[0].Watched < 2 {
-		t.Errorf("status %+v", st.Folders)
+		t.Fatalf("status %+v", st.Folders)
 	}
+	// The last line read, counted as the file grew, reaches its last line
+	// (the lines after the last request are read too).
+	waitFor(t, "the last line", func() bool {
+		last := f.Status().Folders[0].Last
+		return last != nil && last.Line == int64(len(lines))
+	})
 	w.mu.Lock()
 	imported := slices.Contains(w.events, EventImported)
 	w.mu.Unlock()
@@ -297,6 +303,10 @@ func TestTruncatedAndRotatedTranscriptsAreReadAgain(t *testing.T) {
 	if n, cost := totals(t, w.db); n != full || !near(cost, fullCost) {
 		t.Errorf("after truncation and rotation: %d requests, $%.6f; want %d, $%.6f", n, cost, full, fullCost)
 	}
+	waitFor(t, "the last line of the rotated log", func() bool {
+		last := f.Status().Folders[0].Last
+		return last != nil && last.Line == int64(len(lines))
+	})
 }
 
 func TestAFolderThatAppearsLaterIsFollowed(t *testing.T) {

@@ -45,7 +45,9 @@ type Found struct {
 
 // LastRead is a folder's last file import that brought something.
 type LastRead struct {
-	File     string    `json:"file"`
+	File string `json:"file"`
+	// Line is the number of the last line read (0 for a compressed log).
+	Line     int64     `json:"line"`
 	Session  string    `json:"session"`
 	At       time.Time `json:"at"`
 	Bytes    int64     `json:"bytes"`
@@ -198,7 +200,7 @@ func (f *Follower) importChunk(ctx context.Context, run *historyRun, chunk []imp
 	f.mu.Lock()
 	f.history.Failed += res.Failed
 	f.mu.Unlock()
-	f.account(res)
+	f.account(ctx, res)
 	f.progress(run, imports.Progress{}, true)
 }
 

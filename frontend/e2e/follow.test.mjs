@@ -115,7 +115,8 @@ test("a transcript appended to while tollgate runs shows its new requests within
   const text = await folder.innerText();
   assert.match(text, /Claude Code/);
   assert.match(text, /5 logs · \d+ folders watched/);
-  assert.match(text, new RegExp(`-home-user-work-demo/${LIVE}\\.jsonl: \\+\\d+ request`));
+  const lineCount = readFileSync(live, "utf8").split("\n").length - 1;
+  assert.match(text, new RegExp(`-home-user-work-demo/${LIVE}\\.jsonl, line ${lineCount.toLocaleString("en-US")}: \\+\\d+ request`));
   await page.screenshot({ path: join(OUT, "e2e-follow-integrations.png"), fullPage: true });
 });
 

@@ -58,8 +58,9 @@ describe("follow", () => {
     expect(folderState(f)).toBe("40 logs · 12 folders watched");
     expect(folderState({ ...f, refused: 3 })).toBe("40 logs · 12 folders watched, 3 rescanned (inotify limit)");
     expect(folderState({ ...f, exists: false })).toBe("not on this machine (yet)");
-    const last = { file: "/home/u/.claude/projects/-p/s.jsonl", session: "s", at: "2026-12-01T10:00:00Z", bytes: 10, requests: 1, folds: 0 };
-    expect(lastReadFile({ ...f, last })).toBe("-p/s.jsonl");
+    const last = { file: "/home/u/.claude/projects/-p/s.jsonl", line: 1470, session: "s", at: "2026-12-01T10:00:00Z", bytes: 10, requests: 1, folds: 0 };
+    expect(lastReadFile({ ...f, last })).toBe("-p/s.jsonl, line 1,470");
+    expect(lastReadFile({ ...f, last: { ...last, file: "/elsewhere/s.jsonl.zst", line: 0 } })).toBe("/elsewhere/s.jsonl.zst");
     expect(lastReadFile(f)).toBe("");
   });
 });

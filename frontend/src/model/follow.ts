@@ -95,9 +95,10 @@ export function folderState(f: FollowedFolder): string {
   return `${plural(f.files, "log", "logs")} · ${watched}`;
 }
 
-/** The last file a followed folder brought, without the folder's own path. */
+/** The last file a followed folder brought, without the folder's own path, and the line it was read to: "-p/s.jsonl, line 147". */
 export function lastReadFile(f: FollowedFolder): string {
   if (!f.last) return "";
   const file = f.last.file;
-  return file.startsWith(f.dir + "/") ? file.slice(f.dir.length + 1) : file;
+  const name = file.startsWith(f.dir + "/") ? file.slice(f.dir.length + 1) : file;
+  return f.last.line > 0 ? `${name}, line ${f.last.line.toLocaleString("en-US")}` : name;
 }

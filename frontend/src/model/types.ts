@@ -454,6 +454,8 @@ export interface LogsImported {
 /** A followed folder's last read that brought something. */
 export interface LastRead {
   file: string;
+  /** The last line read; 0 for a compressed log. */
+  line: number;
   session: string;
   at: string;
   bytes: number;
