@@ -52,8 +52,10 @@ var depRules = []depRule{
 	{pattern: "app/harness/codex", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
 	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/home", "guard/api"}},
-	{pattern: "app/config", module: []string{"app/home", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
+	{pattern: "app/config", module: []string{"app/home", "app/importer", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
 	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/importer/gemini", "app/importer/jsonl", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
+	// Following the harnesses' log folders: inotify, then app/imports.
+	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},
@@ -64,11 +66,11 @@ var depRules = []depRule{
 	{pattern: "app/telemetry", module: []string{"app/config", "app/home", "guard", "guard/api", "storage", "pricing"},
 		external: []string{"go.opentelemetry.io/", "github.com/prometheus/"}},
 	// The composition root: everything but the window and the commands.
-	{pattern: "app", module: []string{"app/config", "app/doctor", "app/harness", "app/harness/claudecode", "app/home", "app/imports",
+	{pattern: "app", module: []string{"app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/home", "app/imports",
 		"app/sim", "app/telemetry", "guard", "guard/api", "guard/client", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).
-	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex",
+	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex",
 		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/importer/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
 	{pattern: "", module: []string{"app", "app/cli", "app/desktop", "app/home", "frontend"}, external: []string{"github.com/wailsapp/wails/v2"}},
 

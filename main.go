@@ -146,7 +146,7 @@ func runDesktop(ctx context.Context, args []string, stdio cli.IO) error {
 		return err
 	}
 	svc, err := app.Start(ctx, app.StartOptions{
-		Home: dir, Flags: common.Flags(fset), Version: version, Assets: frontend.Dist(), Desktop: true,
+		Home: dir, Flags: common.Flags(fset), Version: version, Assets: frontend.Dist(), Desktop: true, Follow: true,
 	})
 	var running *home.AlreadyRunningError
 	switch {

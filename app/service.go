@@ -21,6 +21,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/doctor"
+	"tollgate/app/follow"
 	"tollgate/app/harness"
 	"tollgate/app/harness/claudecode"
 	"tollgate/app/home"
@@ -43,6 +44,10 @@ type StartOptions struct {
 	Assets  fs.FS
 	Desktop bool
 	Logger  *slog.Logger
+	// Follow follows the harnesses' log folders (unless config.yaml's
+	// watch: turns it off): the window and `tollgate serve` do, a
+	// simulation and the tests' tollgates do not.
+	Follow bool
 }
 
 // Service is one running tollgate: config, database, API listener.
@@ -78,6 +83,9 @@ type Service struct {
 	// own (a simulated session) stops with it.
 	background context.Context
 	stopWork   context.CancelFunc
+
+	// follower imports what the harnesses append (nil: not following).
+	follower *follow.Follower
 }
 
 // shutdownGrace is how long Close lets requests in flight finish before it
@@ -168,11 +176,26 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		return nil, err
 	}
 	s.Server = srv
+	if opts.Follow && cfg.Watch.Enabled {
+		userHome, _ := os.UserHomeDir()
+		f, err := follow.Start(s.background, follow.Options{DB: db, Settings: s.settings, Log: log,
+			Roots:   follow.Roots(cfg.Watch, os.Getenv, userHome),
+			Publish: func(event string, data any) { s.Server.Publish(event, data) }})
+		if err != nil {
+			// Without inotify the dashboard is live only by `tollgate import
+			// --watch`; the guard itself does not need it.
+			log.Error("not following the harness logs", "err", err)
+		} else {
+			s.follower = f
+		}
+	}
+
 	s.http = srv.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	limited := guard.LimitListener(ln, guard.DefaultConnLimits())
 	go func() { s.serveErr <- s.http.Serve(limited) }()
 	if cfg.MetricsListen != "" {
 		if err := s.serveMetrics(cfg.MetricsListen); err != nil {
+			s.stopFollowing()
 			s.http.Close()
 			return nil, err
 		}
@@ -198,6 +221,7 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 		if s.metrics != nil {
 			s.metrics.Close()
 		}
+		s.stopFollowing()
 		s.http.Close()
 		return nil, fmt.Errorf("writing %s: %w", home.APIFilePath(opts.Home), err)
 	}
@@ -261,6 +285,7 @@ func (s *Service) routes() []guard.Route {
 				model, _, err := s.settings.ResolveModel(profile, "", "deepseek-flash")
 				return cmp.Or(profile, "deepseek-flash"), model, err
 			}}},
+		{Pattern: follow.Route, Handler: follow.Handler(func() follow.Status { return s.follower.Status() })},
 		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
 		// The Claude Code hook is a harness: its own token may call it.
 		{Pattern: claudecode.HookRoute, Harness: true, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
@@ -360,6 +385,7 @@ func (s *Service) reprice(ctx context.Context, session string) (int64, int64, er
 // ends first), then closes every connection still open.
 func (s *Service) Close(ctx context.Context) error {
 	s.stopWork()
+	s.stopFollowing()      // an import in flight ends before the database closes
 	if s.stopPush != nil { // the last figures go out before the database closes
 		pushCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if err := s.stopPush(pushCtx); err != nil {
@@ -384,6 +410,12 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 	s.lock.Close()
 	return err
+}
+
+func (s *Service) stopFollowing() {
+	if s.follower != nil {
+		s.follower.Close()
+	}
 }
 
 // guardPricer prices for the guard with the profile lookup of

@@ -2,13 +2,15 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"tollgate/app/follow"
 	"tollgate/app/home"
 	"tollgate/app/importer"
 	"tollgate/app/imports"
@@ -20,7 +22,7 @@ func Import(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("import", stdio, false)
 	harness := fset.String("harness", "", "the `HARNESS` that wrote the logs: "+strings.Join(importer.Harnesses(), ", ")+" (default: detect per file)")
 	watch := fset.Bool("watch", false, "keep running and import what the harnesses append, so the dashboard stays live")
-	interval := fset.Duration("interval", time.Second, "how often --watch looks for new lines")
+	interval := fset.Duration("interval", 0, "no longer used: --watch notices new lines as they are written (kept so scripts keep working)")
 	fset.Usage = func() {
 		fmt.Fprint(stdio.Stderr, `usage: tollgate import [--home DIR] [--harness `+strings.Join(importer.Harnesses(), "|")+`] [--watch] [PATH…]
 
@@ -65,12 +67,31 @@ what the logs gained since. Works whether or not a tollgate is running.
 		}
 		return nil
 	}
+	if *interval != 0 {
+		fmt.Fprintln(stdio.Stderr, "tollgate import: --interval is no longer needed: new lines are noticed as they are written")
+	}
 	fmt.Fprintf(stdio.Stderr, "watching %s for new lines (Ctrl-C stops)\n", describeSources(sources))
-	if err := imports.Watch(ctx, db, settings, sources, *interval, func(r imports.Result, err error) {
-		printWatchResult(stdio, r, err)
-	}); err != nil && !errors.Is(err, context.Canceled) {
+	// The same follower as the window's and serve's (app/follow): inotify,
+	// not polling; what the folders gain is imported as it is written.
+	roots := make([]imports.Root, 0, len(sources))
+	for _, src := range sources {
+		dir, err := filepath.Abs(src.Path)
+		if err != nil {
+			return fmt.Errorf("tollgate import: %s: %w", src.Path, err)
+		}
+		roots = append(roots, imports.Root{Harness: src.Harness, Dir: dir})
+	}
+	log := slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	f, err := follow.Start(ctx, follow.Options{DB: db, Settings: settings, Roots: roots, Log: log, Publish: func(event string, data any) {
+		if im, ok := data.(follow.Imported); ok && event == follow.EventImported {
+			printFollowed(stdio, im)
+		}
+	}})
+	if err != nil {
 		return fmt.Errorf("tollgate import: %w", err)
 	}
+	<-ctx.Done()
+	f.Close()
 	if importErr != nil {
 		return errFailed
 	}
@@ -113,19 +134,11 @@ func printImportResult(stdio IO, res imports.Result, err error) {
 	}
 }
 
-func printWatchResult(stdio IO, res imports.Result, err error) {
-	now := time.Now().Format("15:04:05")
-	for _, f := range res.Files {
-		switch {
-		case f.Err != nil:
-			fmt.Fprintf(stdio.Stderr, "%s %v\n", now, f.Err)
-		case f.Requests+f.Updated+f.Folds > 0:
-			fmt.Fprintf(stdio.Stdout, "%s %s +%d requests, %d updated, +%d folds\n", now, f.Session, f.Requests, f.Updated, f.Folds)
-		}
-	}
-	if err != nil && res.Failed == 0 {
-		fmt.Fprintf(stdio.Stderr, "%s %v\n", now, err)
-	}
+// printFollowed is one line per import the follower made (a file that
+// failed is logged by the follower, naming file and line).
+func printFollowed(stdio IO, im follow.Imported) {
+	fmt.Fprintf(stdio.Stdout, "%s %s +%d requests, %d updated, +%d folds\n", time.Now().Format("15:04:05"),
+		strings.Join(im.Sessions, ", "), im.Requests, im.Updated, im.Folds)
 }
 
 func formatBytes(n int64) string {

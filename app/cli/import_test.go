@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
+	"tollgate/storage/sqlite"
 )
 
 func TestRunImportCommand(t *testing.T) {
@@ -137,5 +139,56 @@ func TestImportCommandSkipsAFIFO(t *testing.T) {
 	}
 	if r := run("--home", dir, fifo); r.code == 0 || !strings.Contains(r.err, "not a regular file") {
 		t.Fatalf("the FIFO named: %+v", r)
+	}
+}
+
+func TestImportWatchFollowsAppendedLines(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "1f0b6f3a-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl")
+	line := func(i int) string {
+		return fmt.Sprintf(`{"type":"assistant","sessionId":"x","cwd":"/w","timestamp":"2026-02-12T16:02:%02d.000Z","requestId":"r%d","message":{"id":"m%d","model":"claude-opus-4-6","usage":{"input_tokens":1,"output_tokens":2}}}`+"\n", i, i, i)
+	}
+	if err := os.WriteFile(path, []byte(line(1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Exit(Import(ctx, []string{"--home", home, "--harness", "claude-code", "--watch", dir}, IO{Stdout: &out, Stderr: &errb}), &errb)
+	}()
+	db, err := sqlite.Open(context.Background(), filepath.Join(home, "tollgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sid := "claude-code:1f0b6f3a-1c1e-4c55-9d0e-3f1f2d0c9a11"
+	requests := func() int64 { s, _ := db.Session(context.Background(), sid); return s.Requests }
+	wait := func(n int64) {
+		deadline := time.Now().Add(20 * time.Second)
+		for requests() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited for %d requests, have %d", n, requests())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	wait(1)
+	// Appended before or after the follower's watch is in place, the lines
+	// are read: its first scan compares each file with its stored offset.
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(line(2) + line(3))
+	f.Close()
+	wait(3)
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), sid+" +2 requests") {
+		t.Errorf("stdout %q", out.String())
 	}
 }

@@ -35,7 +35,9 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, home.APIInfo) {
 	t.Helper()
 	os.Remove(home.APIFilePath(dir))
 	cmd := exec.Command(os.Args[0], "--home", dir, "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "TOLLGATE_TEST_CHILD=serve")
+	// Not following the machine's harness logs (serve does by default): the
+	// child stores only what this test sends.
+	cmd.Env = append(os.Environ(), "TOLLGATE_TEST_CHILD=serve", "TOLLGATE_WATCH=false")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

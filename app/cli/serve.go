@@ -27,7 +27,7 @@ func Serve(ctx context.Context, args []string, stdio IO, version string, assets 
 	if err != nil {
 		return err
 	}
-	svc, err := app.Start(ctx, app.StartOptions{Home: dir, Flags: common.Flags(fset), Version: version, Assets: assets})
+	svc, err := app.Start(ctx, app.StartOptions{Home: dir, Flags: common.Flags(fset), Version: version, Assets: assets, Follow: true})
 	if err != nil {
 		var running *home.AlreadyRunningError
 		if errors.As(err, &running) {

@@ -51,6 +51,9 @@ type Config struct {
 	// ExportOTLP pushes the exports' figures to an OpenTelemetry collector
 	// (export.otlp in config.yaml); zero: not configured here.
 	ExportOTLP ExportOTLP
+	// Watch is watch:, the following of the harnesses' log folders (on
+	// unless turned off).
+	Watch Watch
 	// Profiles holds the raw keys of every profile, lower-cased by viper;
 	// ProfileKeys turns them into a cache model on top of the built-in prices.
 	Profiles map[string]map[string]any
@@ -105,6 +108,14 @@ askTimeout: 120s
 # Global default mode: ask (hold each rewrite for your answer), auto (allow and
 # record its cost), off (allow without pricing).
 mode: ask
+
+# Follow the harnesses' log folders (Claude Code, Codex, dsh) and import what
+# they append, so the dashboard is live from the first request. watch: false
+# turns it off; folders adds more (harness: leave out to detect per file).
+# watch:
+#   enabled: true
+#   folders:
+#     - {path: ~/agent-logs, harness: claude-code}
 
 # Profile used for requests that name no profile and match no built-in price.
 defaultProfile: deepseek-flash
@@ -228,6 +239,10 @@ func LoadConfig(dir string, flags Flags) (*Config, error) {
 	cfg.ExportOTLP.User = strings.TrimSpace(v.GetString("export.otlp.user"))
 	if cfg.ExportOTLP.User == "" {
 		cfg.ExportOTLP.User = strings.TrimSpace(os.Getenv("TOLLGATE_USER"))
+	}
+
+	if cfg.Watch, err = parseWatch(file, v.Get("watch")); err != nil {
+		return nil, err
 	}
 
 	cfg.Mode = strings.ToLower(strings.TrimSpace(v.GetString("mode")))

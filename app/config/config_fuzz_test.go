@@ -18,6 +18,9 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("mode: [unclosed\n"))
 	f.Add([]byte("listen: 127.0.0.1:0\ndefaultProfile: ghost\n"))
 	f.Add([]byte("askTimeout: 1e400\n"))
+	f.Add([]byte("watch: false\n"))
+	f.Add([]byte("watch:\n  enabled: true\n  folders:\n    - {path: ~/logs, harness: codex}\n    - /srv/x\n"))
+	f.Add([]byte("watch: {folders: [{path: rel, harness: [1]}, 3]}\n"))
 	f.Fuzz(func(t *testing.T, yaml []byte) {
 		dir := t.TempDir()
 		file := filepath.Join(dir, "config.yaml")

@@ -104,6 +104,10 @@ const headSize = 4096
 // (errors.Join of each file's, naming file and line) is returned with the
 // result. progress (may be nil) is called from one goroutine at a time.
 func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files []Source, progress func(Progress)) (Result, error) {
+	return filesWith(ctx, db, settings, files, progress, newTraceCache(traceCacheBytes))
+}
+
+func filesWith(ctx context.Context, db *sqlite.DB, settings *config.Settings, files []Source, progress func(Progress), traces *traceCache) (Result, error) {
 	var res Result
 	states, err := db.ImportStates(ctx)
 	if err != nil {
@@ -133,7 +137,7 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 			jobs = append(jobs, &importJob{src: Source{Path: abs, Harness: src.Harness}, path: abs, size: f.Size})
 		}
 	}
-	run := &importRun{ctx: ctx, db: db, settings: settings, states: states, traces: newTraceCache(traceCacheBytes)}
+	run := &importRun{ctx: ctx, db: db, settings: settings, states: states, traces: traces}
 	var total int64
 	for _, j := range jobs {
 		if st, ok := states[j.path]; ok && j.src.Reader == nil {

@@ -44,9 +44,14 @@ async function stopProc(proc) {
 /** Starts `tollgate serve` on a fresh home and waits for api.json. */
 export async function startServe(extraArgs = [], env = {}) {
   const home = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
+  // A user of its own: serve follows the harnesses' log folders under $HOME
+  // (app/follow), and a test sees only the logs it puts there.
+  const user = mkdtempSync(join(tmpdir(), "tollgate-e2e-user-"));
+  env = { HOME: user, CLAUDE_CONFIG_DIR: "", CODEX_HOME: "", DSH_HOME: "", ...env };
   let { proc, out, api, loginURL } = await spawnServe(home, "127.0.0.1:0", extraArgs, env);
   const server = {
     home,
+    user,
     api,
     loginURL,
     proc,
@@ -78,6 +83,7 @@ export async function startServe(extraArgs = [], env = {}) {
     async stop() {
       await stopProc(proc);
       rmSync(home, { recursive: true, force: true });
+      rmSync(user, { recursive: true, force: true });
     },
   };
   return server;
@@ -114,13 +120,14 @@ export { sleep };
 
 /**
  * Registers the file's before and after hooks around a logged-in dashboard
- * (openDashboard): ready gets it once it is open (one hook, so nothing runs
- * before the dashboard is there); the object returned holds it too.
+ * (openDashboard, with options' args and env): ready gets it once it is
+ * open (one hook, so nothing runs before the dashboard is there); the
+ * object returned holds it too.
  */
-export function useDashboard(ready) {
+export function useDashboard(ready, options = {}) {
   const dash = {};
   before(async () => {
-    Object.assign(dash, await openDashboard());
+    Object.assign(dash, await openDashboard(options));
     await ready?.(dash);
   });
   after(async () => dash.stop?.());
@@ -131,8 +138,8 @@ export function useDashboard(ready) {
  * A logged-in dashboard: a fresh `tollgate serve`, a browser, and a page on
  * it once the header's pill shows. stop() closes both.
  */
-export async function openDashboard() {
-  const server = await startServe();
+export async function openDashboard({ args = [], env = {} } = {}) {
+  const server = await startServe(args, env);
   const browser = await launchBrowser();
   const page = await browser.context.newPage();
   page.on("pageerror", (e) => console.error("page error:", e.message));

@@ -7,6 +7,7 @@ import type {
   AnswerChoice,
   BreakSummary,
   EnginesList,
+  FollowStatus,
   Health,
   ImportResponse,
   Mode,
@@ -54,6 +55,11 @@ export class Api {
 
   setMode(scope: Scope, mode: Mode | "", target: { session?: string; profile?: string } = {}): Promise<ModeState> {
     return this.guard(this.transport.put<ModeState>("/v1/mode", { scope, mode, ...target }));
+  }
+
+  /** What tollgate follows of the harnesses' logs, and the first-start import (app/follow). */
+  follow(): Promise<FollowStatus> {
+    return this.guard(this.transport.get<FollowStatus>("/v1/follow"));
   }
 
   engines(): Promise<EnginesList> {

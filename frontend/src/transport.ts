@@ -7,7 +7,7 @@
 
 export type Host = "window" | "browser";
 
-/** Event names the guard pushes (ARCHITECTURE.md, "The API"), and the app's import progress. */
+/** Event names the guard pushes (ARCHITECTURE.md, "The API"), the app's import progress, and the followed logs' (app/follow). */
 export const EVENT_NAMES = [
   "rewrite.pending",
   "rewrite.decided",
@@ -16,6 +16,8 @@ export const EVENT_NAMES = [
   "engines.changed",
   "break.detected",
   "import.progress",
+  "history.progress",
+  "logs.imported",
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

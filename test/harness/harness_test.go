@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,7 +75,13 @@ func startTollgate(t *testing.T, e env, environ []string) *tollgate {
 	home := t.TempDir()
 	tg := &tollgate{Home: home, out: &bytes.Buffer{}}
 	tg.cmd = exec.Command(e.bin, "serve", "--home", home, "--listen", "127.0.0.1:0", "--mode", "ask")
+	// Not following the sandbox's logs unless the test says so
+	// (TOLLGATE_WATCH=true): the others tell what arrived live (the hook,
+	// OTLP) from what an import brings.
 	tg.cmd.Env = environ
+	if !slices.ContainsFunc(environ, func(v string) bool { return strings.HasPrefix(v, "TOLLGATE_WATCH=") }) {
+		tg.cmd.Env = append(slices.Clip(environ), "TOLLGATE_WATCH=false")
+	}
 	tg.cmd.Stdout, tg.cmd.Stderr = tg.out, tg.out
 	if err := tg.cmd.Start(); err != nil {
 		t.Fatal(err)

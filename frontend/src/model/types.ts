@@ -421,4 +421,64 @@ export interface GuardEvents {
   "mode.changed": ModeChanged;
   "engines.changed": EnginesChanged;
   "import.progress": ImportProgress;
+  "history.progress": HistoryProgress;
+  "logs.imported": LogsImported;
+}
+
+/** What the first-start scan found of one harness (app/follow). */
+export interface FoundLogs {
+  harness: string;
+  sessions: number;
+  files: number;
+  bytes: number;
+}
+
+/** history.progress and GET /v1/follow's history: the first-start import of the logs found. */
+export interface HistoryProgress {
+  state: "scanning" | "importing" | "done";
+  found: FoundLogs[];
+  progress: ImportProgress;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Time left at the rate so far; -1 while not known. */
+  etaSeconds: number;
+  failed: number;
+}
+
+/** logs.imported: the followed logs brought rows to these sessions. */
+export interface LogsImported {
+  sessions: string[];
+  requests: number;
+  updated: number;
+  folds: number;
+}
+
+/** A followed folder's last read that brought something. */
+export interface LastRead {
+  file: string;
+  /** The last line read; 0 for a compressed log. */
+  line: number;
+  session: string;
+  at: string;
+  bytes: number;
+  requests: number;
+  folds: number;
+}
+
+export interface FollowedFolder {
+  harness: string;
+  dir: string;
+  exists: boolean;
+  watched: number;
+  refused: number;
+  files: number;
+  last?: LastRead;
+  error?: string;
+}
+
+/** GET /v1/follow. */
+export interface FollowStatus {
+  enabled: boolean;
+  folders: FollowedFolder[];
+  history: HistoryProgress;
 }

@@ -1,13 +1,14 @@
 // Integrations: each harness with its status (armed / observed / not seen) and a
-// copy-ready setup snippet; the live engines below.
+// copy-ready setup snippet; the live engines and the followed log folders below.
 
 import { button, el, errorText, throttle } from "../components/dom";
 import { dataTable } from "../components/table";
 import type { View } from "../context";
 import { formatAgo, formatDateTime } from "../format";
+import { folderState, lastReadFile } from "../model/follow";
 import { GUIDES, integrationStatus, otherIntegrations } from "../model/integrations";
 import { integrationTitle } from "../model/pill";
-import type { Engine, EnginesList } from "../model/types";
+import type { Engine, EnginesList, FollowedFolder, FollowStatus } from "../model/types";
 
 async function copyText(text: string): Promise<boolean> {
   try {
@@ -30,13 +31,52 @@ async function copyText(text: string): Promise<boolean> {
   }
 }
 
+/** The harness log folders tollgate follows (app/follow), and the last line each brought. */
+function followedSection(f: FollowStatus | null): HTMLElement {
+  const box = el("section", { class: "card", id: "followed-logs" }, el("h2", {}, "Followed logs"));
+  if (!f) {
+    box.append(el("p", { class: "muted" }, "Could not read what is followed."));
+    return box;
+  }
+  if (!f.enabled) {
+    box.append(el("p", { class: "muted" }, "Following is off (watch: false in config.yaml): run tollgate import to bring logs in."));
+    return box;
+  }
+  box.append(
+    el("p", { class: "muted" }, "tollgate imports what the harnesses append to these folders as they write it."),
+    dataTable<FollowedFolder, string>(
+      [
+        { key: "harness", label: "Harness", cell: (x) => (x.harness ? integrationTitle(x.harness) : "any") },
+        { key: "dir", label: "Folder", cell: (x) => x.dir },
+        { key: "state", label: "Following", cell: (x) => (x.error ? x.error : folderState(x)) },
+        {
+          key: "last",
+          label: "Last read",
+          cell: (x) =>
+            x.last
+              ? el(
+                  "span",
+                  { title: x.last.file },
+                  `${lastReadFile(x)}: +${x.last.requests} ${x.last.requests === 1 ? "request" : "requests"}, ${formatAgo(x.last.at)}`,
+                )
+              : "—",
+        },
+      ],
+      f.folders,
+      { rowKey: (x) => x.dir },
+    ),
+  );
+  return box;
+}
+
 const STATE_LABEL = { armed: "armed", installed: "installed", observed: "observed · not gated", "not-seen": "not seen" } as const;
 
 export const integrationsView: View = async (root, ctx, scope) => {
   const draw = async () => {
     let list: EnginesList;
+    let followed: FollowStatus | null = null;
     try {
-      list = await ctx.api.engines();
+      [list, followed] = await Promise.all([ctx.api.engines(), ctx.api.follow().catch(() => null)]);
     } catch (e) {
       root.replaceChildren(el("p", { class: "error" }, "Could not load integrations: " + errorText(e)));
       return;
@@ -86,10 +126,12 @@ export const integrationsView: View = async (root, ctx, scope) => {
       el("p", { class: "muted", id: "armed-summary" }, list.armed ? "The guard is armed." : "Nothing is armed yet: set up one of these and it shows as armed here."),
       el("div", { class: "integrations" }, ...cards),
       el("section", { class: "card" }, el("h2", {}, "Live engines"), engines),
+      followedSection(followed),
     );
   };
   await draw();
   const redraw = throttle(() => void draw(), 500);
   scope.add(redraw.cancel);
   scope.add(ctx.bus.on("engines.changed", redraw));
+  scope.add(ctx.bus.on("logs.imported", redraw));
 };

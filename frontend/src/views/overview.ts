@@ -9,8 +9,9 @@ import { emptyState } from "../components/emptyState";
 import type { View } from "../context";
 import { formatPercent, formatTokens, formatUSD, formatInt, todayKey, userTimeZone } from "../format";
 import { causeSplit, dominantLine } from "../model/breaks";
+import { historyBanner } from "../model/follow";
 import { spendChartData } from "../model/chartData";
-import type { BreakSummary, Spend } from "../model/types";
+import type { BreakSummary, HistoryProgress, Spend } from "../model/types";
 
 const DAYS = 30;
 
@@ -82,10 +83,31 @@ function breaksCard(sum: BreakSummary | null): HTMLElement {
   return box;
 }
 
+/**
+ * The first-start import of the logs tollgate found (app/follow): what was
+ * found, a progress bar and the time left; then what it brought. An empty
+ * placeholder when there is nothing to say, so events can fill it in place.
+ */
+function historyBox(h: HistoryProgress | null): HTMLElement {
+  const b = historyBanner(h);
+  if (!b) return el("section", { id: "history-import", hidden: true });
+  const bar = el("progress", { max: 1000, "aria-label": "history import" });
+  bar.value = Math.round(b.fraction * 1000);
+  return el(
+    "section",
+    { class: "card history", id: "history-import", role: "status", "aria-live": "polite", "data-state": b.importing ? "importing" : "done" },
+    el("p", { class: "history-headline" }, b.headline),
+    b.importing ? el("div", { class: "progress" }, bar) : null,
+    el("p", { class: "muted history-detail" }, b.detail),
+  );
+}
+
 export const overviewView: View = async (root, ctx, scope) => {
   const tz = userTimeZone();
   let chart: ChartHandle | null = null;
   scope.add(() => chart?.destroy());
+  let history: HistoryProgress | null = null;
+  const showHistory = () => root.querySelector("#history-import")?.replaceWith(historyBox(history));
 
   const draw = async () => {
     let spend: Spend;
@@ -96,6 +118,10 @@ export const overviewView: View = async (root, ctx, scope) => {
         ctx.api.spend("day", tz, DAYS),
         ctx.api.sessions(1),
         ctx.api.breakSummary(tz, DAYS, 5).catch(() => null),
+        ctx.api.follow().then(
+          (f) => (history = f.history),
+          () => undefined, // an older tollgate: no banner
+        ),
       ]);
       spend = s;
       hasSessions = page.sessions.length > 0;
@@ -108,7 +134,7 @@ export const overviewView: View = async (root, ctx, scope) => {
     chart?.destroy();
     chart = null;
     if (!hasSessions && spend.totals.requests === 0) {
-      root.replaceChildren(emptyState(ctx, "No sessions yet", "tollgate has not recorded a request yet."));
+      root.replaceChildren(historyBox(history), emptyState(ctx, "No sessions yet", "tollgate has not recorded a request yet."));
       return;
     }
     const t = spend.totals;
@@ -116,6 +142,7 @@ export const overviewView: View = async (root, ctx, scope) => {
     root.replaceChildren(
       el("h1", {}, "Overview"),
       el("p", { class: "muted" }, `Last ${DAYS} days, days in ${spend.tz || tz}`),
+      historyBox(history),
       el(
         "div",
         { class: "stats" },
@@ -144,4 +171,20 @@ export const overviewView: View = async (root, ctx, scope) => {
   scope.add(redraw.cancel);
   scope.add(ctx.bus.on("request.recorded", redraw));
   scope.add(ctx.bus.on("break.detected", redraw));
+  // The followed logs: new rows redraw; the history's progress moves the
+  // bar in place, and its end redraws at once with everything it brought.
+  scope.add(ctx.bus.on("logs.imported", redraw));
+  // Events sent while the stream was down (a restart) never arrive: a
+  // history that ended meanwhile would stay "importing". Read again.
+  scope.add(ctx.bus.onConnection((up) => up && void draw()));
+  scope.add(
+    ctx.bus.on("history.progress", (h) => {
+      const was = history?.state;
+      history = h;
+      if (h.state === "done" && was !== "done") {
+        redraw.cancel();
+        void draw();
+      } else showHistory();
+    }),
+  );
 };

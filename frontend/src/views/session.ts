@@ -227,12 +227,21 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
     // A session announced before its first request (e.g. a simulation just
     // started) appears as soon as a request lands.
     if (!scope.alive) return;
+    const stop = () => {
+      waitFor();
+      waitImport();
+    };
     const waitFor = ctx.bus.on("request.recorded", (ev) => {
       if (ev.session !== id) return;
-      waitFor();
+      stop();
       void sessionView(id)(root, ctx, scope);
     });
-    scope.add(waitFor);
+    const waitImport = ctx.bus.on("logs.imported", (ev) => {
+      if (!ev.sessions.includes(id)) return;
+      stop();
+      void sessionView(id)(root, ctx, scope);
+    });
+    scope.add(stop);
     return;
   }
   if (!scope.alive) return;
@@ -270,4 +279,13 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
   );
   scope.add(ctx.bus.on("rewrite.decided", (ev) => ev.session === id && reload()));
   scope.add(ctx.bus.on("break.detected", (ev) => ev.session === id && reload()));
+  // Lines the followed logs brought: the whole series, since an import
+  // carries no per-request event.
+  scope.add(
+    ctx.bus.on("logs.imported", (ev) => {
+      if (!ev.sessions.includes(id)) return;
+      refreshStats();
+      reload();
+    }),
+  );
 };

@@ -108,6 +108,26 @@ export const sessionsView: View = async (root, ctx, scope) => {
       flush();
     }),
   );
+  // Rows the followed logs brought (app/follow) name their sessions too; a
+  // history chunk names many, and one list read serves them all.
+  const refetchList = throttle(() => {
+    ctx.api.sessions(Math.max(50, sessions.length)).then(
+      (page) => {
+        sessions = mergeRefetched(sessions, page.sessions);
+        next = page.next;
+        if (scope.alive) render();
+      },
+      () => undefined, // the next event tries again
+    );
+  }, 1500);
+  scope.add(refetchList.cancel);
+  scope.add(
+    ctx.bus.on("logs.imported", (ev) => {
+      if (ev.sessions.length > 20) return refetchList();
+      for (const id of ev.sessions) dirty.add(id);
+      flush();
+    }),
+  );
   // After the event stream reconnects, what was recorded meanwhile (or
   // imported by another process) was never announced: fetch the list again.
   const gate = reconnectGate();
