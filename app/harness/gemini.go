@@ -21,7 +21,7 @@ const Gemini = "gemini"
 // even say that a compaction will happen — and client.ts masks old tool
 // outputs on every turn (toolOutputMaskingService.ts) with no hook at all.
 const GeminiVerdict = "observed, cannot be gated: its PreCompress hook is advisory (the result is discarded; it fires every turn) " +
-	"and it masks old tool outputs every turn without a hook; tollgate imports its sessions (tollgate import --harness gemini --watch)"
+	"and it masks old tool outputs every turn without a hook; tollgate follows and imports its sessions (~/.gemini/tmp, or tollgate import --harness gemini DIR)"
 
 // geminiStatus reports Gemini CLI as observed once its chats folder holds
 // a session: <GEMINI_CLI_HOME or ~>/.gemini/tmp/<project>/chats. One

@@ -290,7 +290,7 @@ test("Integrations and Data pages; a narrow window collapses the pill to its gly
   assert.match(await page.locator('[data-integration="codex"]').innerText(), /declining ends that Codex turn/);
   // Gemini CLI is listed as imported, never gated, whether or not this machine has its sessions.
   const gemini = page.locator('[data-integration="gemini"]');
-  assert.match(await gemini.locator("pre").innerText(), /tollgate import --harness gemini --watch/);
+  assert.match(await gemini.locator("pre").innerText(), /tollgate import --harness gemini DIR/);
   assert.match(await gemini.innerText(), /cannot be gated/);
   assert.ok(["observed", "not-seen"].includes(await gemini.locator("[data-status]").getAttribute("data-status")));
   await page.screenshot({ path: join(OUT, "e2e-integrations.png") });

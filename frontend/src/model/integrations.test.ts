@@ -33,7 +33,7 @@ describe("integrations", () => {
   });
   it("lists Gemini CLI as observed, never armed: it cannot be gated", () => {
     const g = guide("gemini");
-    expect(g.snippet).toBe("tollgate import --harness gemini --watch");
+    expect(g.snippet).toBe("tollgate import --harness gemini DIR");
     expect(g.what).toContain("cannot be gated");
     expect(g.what).toContain("chatCompressionService.ts");
     const detail = "not seen: no Gemini CLI session under ~/.gemini/tmp yet. observed, cannot be gated: …";

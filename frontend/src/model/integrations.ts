@@ -58,8 +58,8 @@ export const GUIDES: readonly IntegrationGuide[] = [
     harnesses: [],
     integration: "gemini",
     what:
-      "Gemini CLI cannot be gated: its PreCompress hook is advisory (chatCompressionService.ts discards its result, and it fires every turn) and toolOutputMaskingService.ts masks old tool outputs every turn with no hook. Gating needs a PreCompress decision Gemini CLI honours and a hook before masking (google-gemini/gemini-cli, packages/core/src/context/). tollgate imports its sessions from ~/.gemini/tmp and shows every cache break in the ledger; keep it live with:",
-    snippet: "tollgate import --harness gemini --watch",
+      "Gemini CLI cannot be gated: its PreCompress hook is advisory (chatCompressionService.ts discards its result, and it fires every turn) and toolOutputMaskingService.ts masks old tool outputs every turn with no hook. Gating needs a PreCompress decision Gemini CLI honours and a hook before masking (google-gemini/gemini-cli, packages/core/src/context/). tollgate follows its sessions in ~/.gemini/tmp while it runs (see Followed logs below) and shows every cache break in the ledger; to bring in sessions from another folder:",
+    snippet: "tollgate import --harness gemini DIR",
   },
   {
     id: "api",
