@@ -17,16 +17,18 @@ import (
 // Import is `tollgate import [--home DIR] [--harness H] [--watch] PATH…`.
 func Import(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("import", stdio, false)
-	harness := fset.String("harness", "", "the `HARNESS` that wrote the logs: claude-code, codex or dsh (default: detect per file)")
+	harness := fset.String("harness", "", "the `HARNESS` that wrote the logs: claude-code, codex, dsh or opencode (default: detect per file; opencode.db is OpenCode's)")
 	watch := fset.Bool("watch", false, "keep running and import what the harnesses append, so the dashboard stays live")
 	interval := fset.Duration("interval", time.Second, "how often --watch looks for new lines")
 	fset.Usage = func() {
-		fmt.Fprint(stdio.Stderr, `usage: tollgate import [--home DIR] [--harness claude-code|codex|dsh] [--watch] [PATH…]
+		fmt.Fprint(stdio.Stderr, `usage: tollgate import [--home DIR] [--harness claude-code|codex|dsh|opencode] [--watch] [PATH…]
 
 Imports agent session logs: files or folders (no PATH: the harnesses' own
 folders — Claude Code's ~/.claude/projects or $CLAUDE_CONFIG_DIR/projects,
 Codex's ~/.codex/sessions or $CODEX_HOME/sessions, dsh's
-~/.local/share/dsh/sessions or $DSH_HOME/sessions). Importing again adds only
+~/.local/share/dsh/sessions or $DSH_HOME/sessions, OpenCode's database
+~/.local/share/opencode/opencode.db or $XDG_DATA_HOME/opencode/opencode.db,
+read-only). Importing again adds only
 what the logs gained since. Works whether or not a tollgate is running.
 
 `)
@@ -36,7 +38,7 @@ what the logs gained since. Works whether or not a tollgate is running.
 		return err
 	}
 	if *harness != "" && !imports.ValidHarness(*harness) {
-		return usagef("tollgate import: --harness %q: want claude-code, codex or dsh", *harness)
+		return usagef("tollgate import: --harness %q: want claude-code, codex, dsh or opencode", *harness)
 	}
 	dir, err := resolveHome(common)
 	if err != nil {

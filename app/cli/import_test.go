@@ -34,7 +34,7 @@ func TestRunImportCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, ": 0 requests, 0 updated, 0 folds") || !strings.Contains(out, "unchanged") {
 		t.Fatalf("second run: %d %q", code, out)
 	}
-	if code, _, errs := run("--home", dir, "--harness", "vim", root); code != 2 || !strings.Contains(errs, "claude-code, codex or dsh") {
+	if code, _, errs := run("--home", dir, "--harness", "vim", root); code != 2 || !strings.Contains(errs, "claude-code, codex, dsh or opencode") {
 		t.Fatalf("bad harness: %d %q", code, errs)
 	}
 	// No PATH: the harnesses' own folders, here empty.

@@ -10,6 +10,7 @@ import (
 
 	"tollgate/app/importer"
 	"tollgate/app/importer/jsonl"
+	"tollgate/app/importer/opencode"
 )
 
 // Root is a folder a harness keeps its logs in.
@@ -23,7 +24,9 @@ type Root struct {
 // comma-separated list is accepted —, else ~/.claude/projects and
 // ~/.config/claude/projects), Codex ($CODEX_HOME/sessions, else
 // ~/.codex/sessions) and dsh ($DSH_HOME/sessions, else
-// ~/.local/share/dsh/sessions). getenv is os.Getenv in production.
+// ~/.local/share/dsh/sessions), then OpenCode's database
+// (the folder of $XDG_DATA_HOME/opencode/opencode.db, else
+// ~/.local/share/opencode). getenv is os.Getenv in production.
 func DefaultRoots(getenv func(string) string, home string) []Root {
 	var roots []Root
 	if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
@@ -46,7 +49,7 @@ func DefaultRoots(getenv func(string) string, home string) []Root {
 	} else {
 		roots = append(roots, Root{importer.DSH, filepath.Join(home, ".local", "share", "dsh", "sessions")})
 	}
-	return roots
+	return append(roots, Root{opencode.Harness, filepath.Dir(opencode.DefaultPath(getenv, home))})
 }
 
 // FileInfo is a log file found on disk.
@@ -64,10 +67,13 @@ func IsLogName(name string) bool {
 
 // Walk lists the logs under dir (a folder or a single file) for a harness
 // ("" = any): *.jsonl for Claude Code, rollout-*.jsonl for Codex,
-// *.jsonl[.zstd|.zst] for dsh. A folder that does not exist yields nothing.
+// *.jsonl[.zstd|.zst] for dsh, the folder's opencode.db for OpenCode. A folder that does not exist yields nothing.
 // Claude Code main transcripts come before subagent transcripts, so a
 // session's own rows are numbered first.
 func Walk(dir, harness string) ([]FileInfo, error) {
+	if harness == opencode.Harness && filepath.Base(dir) != "opencode.db" {
+		dir = filepath.Join(dir, "opencode.db") // one database, not a folder of logs (opencode.go)
+	}
 	st, err := os.Stat(dir)
 	if os.IsNotExist(err) {
 		return nil, nil

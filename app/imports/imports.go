@@ -28,6 +28,7 @@ import (
 	"tollgate/app/config"
 	"tollgate/app/importer"
 	"tollgate/app/importer/ccfold"
+	"tollgate/app/importer/opencode"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
@@ -111,6 +112,7 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 	}
 	var jobs []*importJob
 	var errs []error
+	openCodeDBs, files := splitOpenCode(files) // one database, not log files (opencode.go)
 	for _, src := range files {
 		if src.Harness != "" && !ValidHarness(src.Harness) {
 			return res, fmt.Errorf("harness %q: want one of %s", src.Harness, strings.Join(importer.Harnesses(), ", "))
@@ -146,7 +148,7 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 	run.filesTotal = len(jobs)
 
 	stopTicker := run.startProgress(progress)
-	results := run.runJobs(jobs)
+	results := append(run.runJobs(jobs), run.openCode(openCodeDBs)...)
 	stopTicker()
 	for _, r := range results {
 		res.Files = append(res.Files, r)
@@ -172,7 +174,7 @@ func Files(ctx context.Context, db *sqlite.DB, settings *config.Settings, files 
 
 // ValidHarness reports whether h names a harness the importer reads.
 func ValidHarness(h string) bool {
-	return slices.Contains(importer.Harnesses(), h)
+	return slices.Contains(importer.Harnesses(), h) || h == opencode.Harness
 }
 
 type importJob struct {
