@@ -100,6 +100,7 @@ test-harness: $(BIN) $(HARNESS_MODULES)
 	TOLLGATE_BIN=$(CURDIR)/$(BIN) TOLLGATE_HARNESS_MODULES=$(CURDIR)/test/harness/node_modules \
 	  $(GO) test -count=1 -timeout 10m -v ./test/harness/
 	TOLLGATE_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 integrations/dsh/test/
+	node --test --test-concurrency=1 integrations/opencode/test/
 
 # Benchmarks: medians over 6 runs; compare with benchstat.
 bench:
