@@ -738,6 +738,11 @@ func (d *doctor) checkIntegrations() []DoctorCheck {
 			}
 		case harness.Codex:
 			c.Title, c.Status = "Codex", DoctorInfo
+		case harness.OpenCode:
+			c.Title = "OpenCode"
+			if !in.Installed {
+				c.Status = DoctorInfo // a plugin inside OpenCode: nothing to run from here
+			}
 		default:
 			c.Title, c.Status = in.Name, DoctorInfo
 		}

@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"tollgate/app/home"
+	"tollgate/guard/api"
 )
 
 func TestIntegrationsDSHSeenAndCodexImportOnly(t *testing.T) {
@@ -17,7 +20,7 @@ func TestIntegrationsDSHSeenAndCodexImportOnly(t *testing.T) {
 		return ""
 	}}
 	list := integrationsFor(env)
-	if len(list) != 4 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "import-only") {
+	if len(list) != 5 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "import-only") {
 		t.Fatalf("%+v", list)
 	}
 	for _, in := range list {
@@ -29,5 +32,67 @@ func TestIntegrationsDSHSeenAndCodexImportOnly(t *testing.T) {
 	list = integrationsFor(env)
 	if d := list[2]; !d.Installed || d.Verified || !strings.Contains(d.Detail, "dsh 0.9.0") || !strings.HasPrefix(d.LastDecision, "decline (user)") {
 		t.Fatalf("dsh %+v", d)
+	}
+}
+
+func TestIntegrationsOpenCodeConfiguredThenSeen(t *testing.T) {
+	dir := t.TempDir()
+	cfgHome := filepath.Join(dir, "xdg")
+	env := home.Probe{Home: dir, Getenv: func(k string) string {
+		switch k {
+		case "HOME":
+			return dir
+		case "XDG_CONFIG_HOME":
+			return cfgHome
+		}
+		return ""
+	}}
+	opencode := func() api.Integration {
+		for _, in := range integrationsFor(env) {
+			if in.Name == OpenCode {
+				return in
+			}
+		}
+		t.Fatal("no opencode entry")
+		return api.Integration{}
+	}
+	if in := opencode(); in.Installed || !strings.Contains(in.Detail, "not installed") {
+		t.Fatalf("nothing configured: %+v", in)
+	}
+	// A JSONC config with comments, a trailing comma and the plugin as [spec, options].
+	os.MkdirAll(filepath.Join(cfgHome, "opencode"), 0o700)
+	cfg := filepath.Join(cfgHome, "opencode", "opencode.jsonc")
+	os.WriteFile(cfg, []byte(`{
+  // tollgate guards compactions
+  "plugin": [
+    "some-other-plugin",
+    ["file:///opt/tollgate/integrations/opencode/index.js", {"home": "/x"}], /* options */
+  ],
+  "model": "a // not a comment",
+}`), 0o600)
+	if in := opencode(); !in.Installed || in.Verified || !strings.Contains(in.Detail, cfg) || !strings.Contains(in.Detail, "not seen yet") {
+		t.Fatalf("configured: %+v", in)
+	}
+	home.WriteMarker(dir, OpenCode, home.Marker{At: time.Now(), LastDecision: "allow (user)", Version: "1.18.33"})
+	if in := opencode(); !in.Installed || in.Verified || !strings.Contains(in.Detail, "OpenCode 1.18.33") || !strings.HasPrefix(in.LastDecision, "allow (user)") {
+		t.Fatalf("seen: %+v", in)
+	}
+	// A config that does not list it is not an install.
+	os.WriteFile(cfg, []byte(`{"plugin": ["other"]}`), 0o600)
+	os.Remove(filepath.Join(dir, "integrations", OpenCode+".json"))
+	if in := opencode(); in.Installed {
+		t.Fatalf("other plugin only: %+v", in)
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": 1, // c` + "\n" + `}`:  `{"a": 1}`,
+		`{"a": "x//y", /* z */ "b": [1,2,],}`: `{"a": "x//y",   "b": [1,2]}`,
+		`{"a": "q\"//"}`:              `{"a": "q\"//"}`,
+	} {
+		if got := string(StripJSONC([]byte(in))); got != want {
+			t.Errorf("StripJSONC(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -45,6 +45,14 @@ export const GUIDES: readonly IntegrationGuide[] = [
     snippet: ["plugins:", "  tollgate:                  # @tollgate/dsh-plugin", "    profile: deepseek-flash  # optional pricing profile", "    deadlineSeconds: 120     # how long a question may wait"].join("\n"),
   },
   {
+    id: "opencode",
+    title: "OpenCode",
+    harnesses: ["opencode"],
+    integration: "opencode",
+    what: "The tollgate plugin (integrations/opencode in the tollgate repository) turns OpenCode's automatic compaction over to tollgate while tollgate runs: when a turn ends above OpenCode's threshold it asks, and on Allow runs the compaction through OpenCode's own API; on Not now the session goes on and is asked again after the next turn. It cannot stop a compaction in the middle of a turn, and when tollgate is not running OpenCode compacts on its own. Add it to opencode.json:",
+    snippet: ['{', '  "plugin": ["file:///usr/share/tollgate/integrations/opencode/index.js"]', '}'].join("\n"),
+  },
+  {
     id: "api",
     title: "Any harness (HTTP API)",
     harnesses: [],
