@@ -87,9 +87,9 @@ func TestIntegrationsOpenCodeConfiguredThenSeen(t *testing.T) {
 
 func TestStripJSONC(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"a": 1, // c` + "\n" + `}`:  `{"a": 1}`,
+		`{"a": 1, // c` + "\n" + `}`:          `{"a": 1}`,
 		`{"a": "x//y", /* z */ "b": [1,2,],}`: `{"a": "x//y",   "b": [1,2]}`,
-		`{"a": "q\"//"}`:              `{"a": "q\"//"}`,
+		`{"a": "q\"//"}`:                      `{"a": "q\"//"}`,
 	} {
 		if got := string(StripJSONC([]byte(in))); got != want {
 			t.Errorf("StripJSONC(%q) = %q, want %q", in, got, want)
