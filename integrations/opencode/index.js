@@ -9,7 +9,9 @@
  *
  * Options (the second element of a plugin entry, or the environment):
  * home (tollgate's home; else $TOLLGATE_HOME or ~/.config/tollgate),
- * deadlineSeconds (how long a question may wait, default 120).
+ * deadlineSeconds (how long a question may wait, default 120),
+ * heartbeatSeconds (how often the engine lease is renewed, and so how soon
+ * a stopped tollgate hands compaction back to OpenCode; default 10).
  *
  * OpenCode calls every exported function as a plugin, so this module
  * exports the plugin only; the parts live in lib/.
@@ -24,7 +26,7 @@ export const TollgatePlugin = async (input, options = {}) => {
     warn: message => input.client?.app?.log?.({ body: { service: 'tollgate', level: 'warn', message } })?.catch?.(() => {}),
     info: message => input.client?.app?.log?.({ body: { service: 'tollgate', level: 'info', message } })?.catch?.(() => {}),
   }
-  const client = new TollgateClient({ home: options?.home, logger })
+  const client = new TollgateClient({ home: options?.home, logger, heartbeatMs: (Number(options?.heartbeatSeconds) || 10) * 1000 })
   const { hooks } = createGuard({ client, opencode: input.client, logger, deadlineSeconds: Number(options?.deadlineSeconds) || 120 })
   return hooks
 }
