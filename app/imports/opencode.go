@@ -27,11 +27,9 @@ import (
 func splitOpenCode(sources []Source) (dbs, rest []Source) {
 	for _, s := range sources {
 		switch {
-		case s.Reader != nil:
-			rest = append(rest, s)
 		case s.Harness == opencode.Harness:
 			dbs = append(dbs, s)
-		case s.Harness == "" && filepath.Base(s.Path) == "opencode.db":
+		case s.Reader == nil && s.Harness == "" && filepath.Base(s.Path) == "opencode.db":
 			s.Harness = opencode.Harness
 			dbs = append(dbs, s)
 		default:
@@ -46,6 +44,13 @@ func splitOpenCode(sources []Source) (dbs, rest []Source) {
 func (r *importRun) openCode(sources []Source) []FileResult {
 	var out []FileResult
 	for _, src := range sources {
+		if src.Reader != nil {
+			// SQLite reads a file in place (and its -wal beside it): an
+			// upload of opencode.db alone may miss what OpenCode last wrote.
+			err := fmt.Errorf("%s: OpenCode's database is read where it lies: import it by path (tollgate import --harness opencode PATH), not as an upload", src.Name)
+			out = append(out, FileResult{Path: src.Name, Harness: opencode.Harness, Err: err, Error: err.Error()})
+			continue
+		}
 		out = append(out, r.openCodeDB(src.Path)...)
 	}
 	return out

@@ -144,6 +144,10 @@ func TestImportOpenCodeErrorsAndMissing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), bad) || res.Failed != 1 || res.Requests != 0 {
 		t.Fatalf("not a database: %+v %v", res, err)
 	}
+	up, err := Files(ctx, db, settings, []Source{{Name: "opencode.db", Reader: strings.NewReader("SQLite format 3\x00"), Harness: opencode.Harness}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "import it by path") || up.Failed != 1 {
+		t.Fatalf("upload: %+v %v", up, err)
+	}
 	if !ValidHarness(opencode.Harness) {
 		t.Fatal("opencode is not a valid --harness")
 	}
