@@ -21,12 +21,17 @@
 import { TollgateClient } from './lib/client.js'
 import { createGuard } from './lib/guard.js'
 
+// The OpenCode subcommand this process runs (argv is ["bun", script, …]):
+// `run` exits when its turn ends.
+const command = argv => argv.slice(2).find(a => !a.startsWith('-')) ?? ''
+
 export const TollgatePlugin = async (input, options = {}) => {
   const logger = {
     warn: message => input.client?.app?.log?.({ body: { service: 'tollgate', level: 'warn', message } })?.catch?.(() => {}),
     info: message => input.client?.app?.log?.({ body: { service: 'tollgate', level: 'info', message } })?.catch?.(() => {}),
   }
   const client = new TollgateClient({ home: options?.home, logger, heartbeatMs: (Number(options?.heartbeatSeconds) || 10) * 1000 })
-  const { hooks } = createGuard({ client, opencode: input.client, logger, deadlineSeconds: Number(options?.deadlineSeconds) || 120 })
+  const { hooks } = createGuard({ client, opencode: input.client, logger, deadlineSeconds: Number(options?.deadlineSeconds) || 120,
+    exitsAtIdle: command(process.argv) === 'run' })
   return hooks
 }

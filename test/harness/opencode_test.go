@@ -139,15 +139,20 @@ func openCodeSessions(t *testing.T, tg *tollgate) []openCodeSession {
 // import of the opencode.db the runs wrote matches what the plugin
 // recorded live, and a stopped tollgate gives OpenCode its own automatic
 // compaction back.
-func TestOpenCodePlugin(t *testing.T) {
-	w := startWorld(t, false)
+// openCodeWorld is a world with OpenCode configured through
+// $OPENCODE_CONFIG: the fake provider as an OpenAI-compatible provider with a
+// 12,000-token window and 1,000 output tokens (OpenCode compacts at 11,000),
+// and tollgate's plugin with a one-second heartbeat.
+func openCodeWorld(t *testing.T) (w world, bin, work string, environ []string) {
+	t.Helper()
+	w = startWorld(t, false)
 	p, home, tg := w.p, w.home, w.tg
-	bin := openCodeBin(t)
+	bin = openCodeBin(t)
 	plugin, err := filepath.Abs(filepath.Join("..", "..", "integrations", "opencode", "index.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	work := filepath.Join(home, "work")
+	work = filepath.Join(home, "work")
 	os.MkdirAll(work, 0o755)
 	cfg := map[string]any{
 		"$schema": "https://opencode.ai/config.json",
@@ -164,9 +169,14 @@ func TestOpenCodePlugin(t *testing.T) {
 	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	environ := append(w.environ, "OPENCODE_CONFIG="+cfgPath, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
+	environ = append(w.environ, "OPENCODE_CONFIG="+cfgPath, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1")
+	return w, bin, work, environ
+}
 
+func TestOpenCodePlugin(t *testing.T) {
+	w, bin, work, environ := openCodeWorld(t)
+	p, home, tg := w.p, w.home, w.tg
 	start := time.Now()
 	server := openCodeServer(t, bin, work, environ)
 	t.Logf("opencode serve ready in %v (it installs @opencode-ai/plugin into its config folder on first start)", time.Since(start).Round(time.Millisecond))
@@ -298,4 +308,53 @@ func TestOpenCodePlugin(t *testing.T) {
 		t.Fatalf("tollgate stopped: %d summary requests in the turn", r.compac)
 	}
 	t.Logf("OpenCode end-to-end: %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestOpenCodePluginRun drives a bare `opencode run` (1.18.33), a process
+// that exits when its turn ends: the plugin cannot wait for an answer then,
+// so the next run on the session (`-c`) is asked before its first request,
+// which OpenCode holds until the answer. Not now sends the request as it is
+// and no summary request; Allow once lets OpenCode compact right after it,
+// within the run.
+func TestOpenCodePluginRun(t *testing.T) {
+	w, bin, work, environ := openCodeWorld(t)
+	p, tg := w.p, w.tg
+	ui := startUI(t, tg)
+	ui.setAnswer("not-now")
+	start := time.Now()
+	runOC := func(args ...string) result {
+		r := run(t, p, work, environ, bin, append([]string{"run"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("opencode run: exit %d\n%s", r.code, r.out)
+		}
+		return r
+	}
+	// Run 1 ends above the threshold: nothing asked, nothing compacted
+	// (OpenCode's automatic compaction is the plugin's while tollgate runs).
+	if r := runOC(bigPrompt("one") + bigPrompt("two")); r.compac != 0 {
+		t.Fatalf("run 1: %d summary requests", r.compac)
+	}
+	if asked, _ := ui.snapshot(); len(asked) != 0 {
+		t.Fatalf("run 1 asked %+v", asked)
+	}
+	// Run 2 is asked before its first request: Not now.
+	if r := runOC("-c", "go on"); r.compac != 0 {
+		t.Fatalf("run 2 (Not now): %d summary requests", r.compac)
+	}
+	if d := ui.waitDecided(1); len(d) != 1 || d[0].Decision != "decline" || d[0].Reason != "user" {
+		t.Fatalf("run 2: decided %+v", d)
+	}
+	// Run 3 is asked again: Allow once, and OpenCode compacts in the run.
+	ui.setAnswer("allow-once")
+	if r := runOC("-c", "and now?"); r.compac < 1 {
+		t.Fatalf("run 3 (Allow once): %d summary requests", r.compac)
+	}
+	if d := ui.waitDecided(2); len(d) != 2 || d[1].Decision != "allow" {
+		t.Fatalf("run 3: decided %+v", d)
+	}
+	sessions := openCodeSessions(t, tg)
+	if len(sessions) != 1 || sessions[0].Declined != 1 {
+		t.Fatalf("sessions %+v", sessions)
+	}
+	t.Logf("OpenCode (opencode run) end-to-end: %v", time.Since(start).Round(time.Millisecond))
 }

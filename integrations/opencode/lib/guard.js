@@ -14,12 +14,19 @@
  *   - when the session goes idle it asks tollgate; on allow it runs the
  *     compaction through OpenCode's own API (`session.summarize`, the
  *     route /compact uses), on decline the session goes on as it is and is
- *     asked again when a later turn ends above the threshold.
+ *     asked again when a later turn ends above the threshold;
+ *   - before the next model request of a due session (`chat.params`, which
+ *     OpenCode awaits: a step after tool calls, or the first request of a
+ *     process that starts on the session, such as `opencode run -c`) it asks
+ *     and holds the request until the answer; on allow it turns OpenCode's
+ *     automatic compaction on for that one request, so OpenCode compacts
+ *     right after it (its own path, then "Continue"), and off again.
  *
- * What it cannot do: hold a compaction in the middle of a turn (OpenCode
- * gives plugins no awaited hook between a step's usage and the next step),
- * so it asks at the turn's end, as the Integrations page says; a turn that
- * overflows the window before it ends gets OpenCode's own overflow error.
+ * What it cannot do: ask between a step's usage and the next step's
+ * request — OpenCode has no awaited hook there — so an allowed compaction
+ * in the middle of a turn lands one request later than OpenCode's own
+ * would; and a process that exits when its turn ends (`opencode run`) is
+ * asked at its next start instead.
  *
  * @module tollgate-opencode/guard
  */
@@ -142,11 +149,13 @@ export function markSeen(home, lastDecision, version) {
  * The hooks the plugin returns to OpenCode.
  * @param {{client: import('./client.js').TollgateClient, opencode: any, logger?: {warn: Function, info?: Function}, deadlineSeconds?: number, outputTokenMax?: number}} deps
  */
-export function createGuard({ client, opencode, logger = console, deadlineSeconds = 120, outputTokenMax = OUTPUT_TOKEN_MAX }) {
+export function createGuard({ client, opencode, logger = console, deadlineSeconds = 120, outputTokenMax = OUTPUT_TOKEN_MAX, exitsAtIdle = false }) {
   const state = { cfg: null, userAuto: true, hadAuto: false, guarding: false, version: '', sessions: new Map() }
   const session = id => {
     let s = state.sessions.get(id)
-    if (!s) state.sessions.set(id, (s = { model: null, recorded: new Set(), due: null, asking: null, minCacheRead: 0, turns: 0 }))
+    if (!s) {
+      state.sessions.set(id, (s = { model: null, recorded: new Set(), due: null, asking: null, minCacheRead: 0, turns: 0, loaded: false, armed: null }))
+    }
     return s
   }
 
@@ -155,7 +164,8 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
   const applyAuto = () => {
     const cfg = state.cfg
     if (!cfg || !state.userAuto) return
-    if (state.guarding) {
+    const armed = [...state.sessions.values()].some(s => s.armed)
+    if (state.guarding && !armed) {
       cfg.compaction ??= {}
       cfg.compaction.auto = false
     } else if (cfg.compaction) {
@@ -191,30 +201,82 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
       thresholdTokens: threshold,
       usage: usageOf(t),
     }).catch(() => {})
-    if (info.summary) { s.due = null; return }
+    if (info.summary) {
+      s.due = null
+      disarm(s, true)
+      return
+    }
     s.due = threshold > 0 && contextTokens(t) >= threshold ? { info, threshold, limit } : null
   }
 
+  const readMessages = async id => {
+    try {
+      const res = await opencode.session.messages({ path: { id } })
+      const list = res?.data ?? res
+      return Array.isArray(list) ? list : null
+    } catch (error) {
+      logger.warn?.(`tollgate: reading the session's messages: ${error?.message ?? error}`)
+      return null
+    }
+  }
+
+  // An allowed compaction in the turn: OpenCode's own automatic compaction
+  // is on until its summary arrives, or until the next request shows it did
+  // not happen.
+  const arm = (s, rewrite) => {
+    s.armed = { rewrite }
+    if (state.cfg && state.userAuto) {
+      state.cfg.compaction ??= {}
+      state.cfg.compaction.auto = true
+    }
+  }
+  const disarm = (s, landed) => {
+    if (!s.armed) return
+    const { rewrite } = s.armed
+    s.armed = null
+    applyAuto()
+    client.outcome(rewrite, landed, landed ? undefined : 'OpenCode did not compact after the allowed request').catch(() => {})
+  }
+
+  // A process that starts on an existing session learns its last answer.
+  const load = async (id, s) => {
+    s.loaded = true
+    const list = await readMessages(id)
+    if (!list) return
+    let last
+    for (const m of list) {
+      const info = m?.info
+      if (info?.role !== 'assistant' || !info.time?.completed || !info.tokens) continue
+      s.recorded.add(info.id)
+      if ((info.tokens.cache?.read ?? 0) > 0 && (s.minCacheRead === 0 || info.tokens.cache.read < s.minCacheRead)) s.minCacheRead = info.tokens.cache.read
+      if (!info.summary) s.turns += 1
+      last = info
+    }
+    if (!last || last.summary || last.error) return
+    const limit = limitOf(s, last.providerID, last.modelID)
+    const threshold = usable(limit, state.cfg?.compaction, outputTokenMax)
+    if (threshold > 0 && contextTokens(last.tokens) >= threshold) s.due = { info: last, threshold, limit }
+  }
+
+  const ask = async (id, s, due) => {
+    const messages = await readMessages(id)
+    const envelope = Math.min(s.minCacheRead, contextTokens(due.info.tokens))
+    const idleSeconds = Number.isFinite(due.info.time?.completed) ? Math.max(0, (Date.now() - due.info.time.completed) / 1000) : 0
+    const question = buildAsk({ tokens: due.info.tokens, limit: due.limit, threshold: due.threshold, messages, compaction: state.cfg?.compaction ?? {},
+      envelope, idleSeconds, deadlineSeconds, turn: String(s.turns) })
+    const decision = await client.askRewrite(sessionKey(id), question)
+    markSeen(client.ep()?.home, `${decision.decision}${decision.reason ? ' (' + decision.reason + ')' : ''}`, state.version)
+    if (decision.decision !== 'allow') logger.info?.(`tollgate: compaction of ${id} declined (${decision.reason}); the session goes on uncompacted`)
+    return decision
+  }
+
+  // At the end of a turn, in a process that outlives it: compact now
+  // through OpenCode's API.
   const gate = async (id, s) => {
     const due = s.due
     s.due = null
-    let messages = null
-    try {
-      const res = await opencode.session.messages({ path: { id } })
-      messages = res?.data ?? res
-    } catch (error) {
-      logger.warn?.(`tollgate: reading the session's messages: ${error?.message ?? error}`)
-    }
-    const envelope = Math.min(s.minCacheRead, contextTokens(due.info.tokens))
-    const idleSeconds = Number.isFinite(due.info.time?.completed) ? Math.max(0, (Date.now() - due.info.time.completed) / 1000) : 0
-    const ask = buildAsk({ tokens: due.info.tokens, limit: due.limit, threshold: due.threshold, messages, compaction: state.cfg?.compaction ?? {},
-      envelope, idleSeconds, deadlineSeconds, turn: String(s.turns) })
-    const decision = await client.askRewrite(sessionKey(id), ask)
-    markSeen(client.ep()?.home, `${decision.decision}${decision.reason ? ' (' + decision.reason + ')' : ''}`, state.version)
-    if (decision.decision !== 'allow') {
-      logger.info?.(`tollgate: compaction of ${id} declined (${decision.reason}); the session goes on uncompacted`)
-      return decision
-    }
+    const decision = await ask(id, s, due)
+    if (decision.decision !== 'allow') return decision
     try {
       const res = await opencode.session.summarize({ path: { id }, body: { providerID: due.info.providerID, modelID: due.info.modelID, auto: false } })
       if (res?.error) throw new Error(JSON.stringify(res.error))
@@ -237,7 +299,29 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
     },
     async 'chat.params'(input) {
       if (!input?.sessionID || !input.model) return
-      session(input.sessionID).model = { limit: input.model.limit, providerID: input.model.providerID, modelID: input.model.id }
+      const id = input.sessionID
+      const s = session(id)
+      s.model = { limit: input.model.limit, providerID: input.model.providerID, modelID: input.model.id }
+      const agent = typeof input.agent === 'string' ? input.agent : input.agent?.name
+      if (agent === 'title' || agent === 'compaction' || agent === 'summary') return
+      if (s.armed) disarm(s, false) // the allowed request went by without a compaction
+      if (!s.loaded) await load(id, s)
+      if (!s.due || s.asking || !state.userAuto || !state.guarding) return
+      // Hold this request until tollgate answers (OpenCode awaits the hook).
+      const due = s.due
+      s.due = null
+      const asking = ask(id, s, due)
+      s.asking = asking
+      try {
+        const decision = await asking
+        // Unguarded (tollgate went away): the client already gave OpenCode
+        // its own setting back, so it compacts after this request as shipped.
+        if (decision.decision === 'allow' && decision.reason !== 'unguarded') arm(s, decision.rewrite)
+      } catch (error) {
+        logger.warn?.(`tollgate: ${error?.message ?? error}`)
+      } finally {
+        s.asking = null
+      }
     },
     async event({ event }) {
       const p = event?.properties ?? {}
@@ -249,11 +333,17 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
           if (p.info?.role === 'assistant' && p.info.time?.completed && p.info.tokens && !p.info.error) onAssistant(p.info)
           break
         case 'session.compacted':
-          if (p.sessionID) session(p.sessionID).due = null
+          if (p.sessionID) {
+            const s = session(p.sessionID)
+            s.due = null
+            disarm(s, true)
+          }
           break
         case 'session.idle': {
           const s = state.sessions.get(p.sessionID)
-          if (!s?.due || s.asking || !state.userAuto) break
+          // A process that exits with its turn (`opencode run`) cannot wait
+          // for an answer here: its next start asks before its first request.
+          if (!s?.due || s.asking || !state.userAuto || exitsAtIdle) break
           s.asking = gate(p.sessionID, s).catch(error => logger.warn?.(`tollgate: ${error?.message ?? error}`)).finally(() => { s.asking = null })
           break
         }

@@ -94,12 +94,13 @@ function fakeOpenCode() {
   }
 }
 
-function setup(answer) {
+function setup(answer, extra = {}) {
   const home = mkdtempSync(join(tmpdir(), 'tollgate-oc-'))
   const tg = fakeTollgate(answer)
   const client = new TollgateClient({ env: { TOLLGATE_URL: 'http://127.0.0.1:1', TOLLGATE_TOKEN: 't', TOLLGATE_HOME: home }, fetch: tg.fetch, logger: { warn() {} }, heartbeatMs: 60_000 })
   const oc = fakeOpenCode()
-  const guard = createGuard({ client, opencode: oc, logger: { warn() {}, info() {} } })
+  if (extra.messages) oc.session.messages = async () => ({ data: extra.messages })
+  const guard = createGuard({ client, opencode: oc, logger: { warn() {}, info() {} }, exitsAtIdle: extra.exitsAtIdle ?? false })
   return { home, tg, client, oc, guard }
 }
 
@@ -197,4 +198,56 @@ test('an ask that cannot reach tollgate compacts as OpenCode would (unguarded)',
   assert.equal(oc.calls.summarize.length, 1)
   assert.equal(cfg.compaction.auto, undefined) // handed back to OpenCode
   await client.close()
+})
+
+const params = agent => ({ sessionID: 'ses_1', agent, model: { id: 'fake-model', providerID: 'fake', limit: { context: 8000, output: 1000 } } })
+
+test('in a turn: the next request waits for the answer; Allow once lets OpenCode compact after it, then auto is off again', async () => {
+  const { tg, client, oc, guard } = setup(() => ({ decision: 'allow', reason: 'user' }))
+  const cfg = {}
+  await guard.hooks.config(cfg)
+  await guard.hooks['chat.params'](params('build'))
+  await guard.hooks.event(assistantDone('a1', { input: 7500, output: 10, reasoning: 0, cache: { read: 0, write: 0 } }, { finish: 'tool-calls' }))
+  await guard.hooks['chat.params'](params('title')) // OpenCode's own small calls are never held
+  assert.equal(tg.seen.asks.length, 0)
+  await guard.hooks['chat.params'](params('build'))
+  assert.equal(tg.seen.asks.length, 1)
+  assert.equal(cfg.compaction.auto, true) // armed: OpenCode compacts after this request
+  assert.equal(oc.calls.summarize.length, 0)
+  await guard.hooks.event(assistantDone('s1', { input: 100, output: 50, reasoning: 0, cache: { read: 0, write: 0 } }, { summary: true }))
+  assert.equal(cfg.compaction.auto, false)
+  await new Promise(resolve => setImmediate(resolve))
+  assert.deepEqual(tg.seen.outcomes, [{ applied: true }])
+  // Armed again, but the next request shows no compaction came: disarmed, reported.
+  await guard.hooks.event(assistantDone('a2', { input: 7600, output: 10, reasoning: 0, cache: { read: 0, write: 0 } }, { finish: 'tool-calls' }))
+  await guard.hooks['chat.params'](params('build'))
+  assert.equal(cfg.compaction.auto, true)
+  await guard.hooks['chat.params'](params('build'))
+  assert.equal(cfg.compaction.auto, false)
+  await new Promise(resolve => setImmediate(resolve))
+  assert.equal(tg.seen.outcomes[1].applied, false)
+  await client.close()
+})
+
+test('opencode run: not asked at idle (the process exits); the next run asks before its first request', async () => {
+  const over = msg('a1', 'assistant', [{ type: 'text', text: 'ok' }], { sessionID: 'ses_1', providerID: 'fake', modelID: 'fake-model', time: { created: 1, completed: 2 },
+    tokens: { input: 7500, output: 10, reasoning: 0, cache: { read: 0, write: 0 } } })
+  const first = setup(() => ({ decision: 'decline', reason: 'user' }), { exitsAtIdle: true, messages: [] })
+  await first.guard.hooks.config({})
+  await first.guard.hooks['chat.params'](params('build'))
+  await first.guard.hooks.event(assistantDone('a1', over.info.tokens))
+  await first.guard.hooks.event(idle)
+  await settle(first.guard)
+  assert.equal(first.tg.seen.asks.length, 0)
+  await first.client.close()
+  // The next process reads the session's last answer and asks.
+  const next = setup(() => ({ decision: 'decline', reason: 'user' }), { exitsAtIdle: true, messages: [msg('u1', 'user', []), over] })
+  const cfg = {}
+  await next.guard.hooks.config(cfg)
+  await next.guard.hooks['chat.params'](params('build'))
+  assert.equal(next.tg.seen.asks.length, 1)
+  assert.equal(cfg.compaction.auto, false) // declined: the request goes out as it is
+  await next.guard.hooks['chat.params'](params('build'))
+  assert.equal(next.tg.seen.asks.length, 1) // asked once for that answer
+  await next.client.close()
 })
