@@ -15,9 +15,9 @@ import (
 
 // OpenCode is the OpenCode plugin (integrations/opencode). It guards
 // through an engine lease while OpenCode runs, like dsh's: it turns
-// OpenCode's automatic compaction off while tollgate answers, asks when a
-// turn ends above OpenCode's threshold and compacts through OpenCode's own
-// API on allow (ARCHITECTURE.md, "OpenCode").
+// OpenCode's automatic compaction off while tollgate answers and asks once
+// the context crosses OpenCode's threshold — when the session goes idle, or
+// before its next model request (ARCHITECTURE.md, "OpenCode").
 const OpenCode = "opencode"
 
 // openCodeConfigMax bounds the read of OpenCode's global config file.
@@ -41,7 +41,7 @@ func openCodeStatus(p home.Probe) api.Integration {
 	if m.Version != "" {
 		in.Detail += " (OpenCode " + m.Version + ")"
 	}
-	in.Detail += "; it arms the guard while OpenCode runs (engine lease) and asks when a turn ends above OpenCode's threshold — not in the middle of a turn"
+	in.Detail += "; it arms the guard while OpenCode runs (engine lease); declining leaves the history whole and asks again after the next turn above OpenCode's threshold"
 	return in
 }
 

@@ -49,7 +49,7 @@ export const GUIDES: readonly IntegrationGuide[] = [
     title: "OpenCode",
     harnesses: ["opencode"],
     integration: "opencode",
-    what: "The tollgate plugin (integrations/opencode in the tollgate repository) turns OpenCode's automatic compaction over to tollgate while tollgate runs: when a turn ends above OpenCode's threshold it asks, and on Allow runs the compaction through OpenCode's own API; on Not now the session goes on and is asked again after the next turn. It cannot stop a compaction in the middle of a turn, and when tollgate is not running OpenCode compacts on its own. Add it to opencode.json:",
+    what: "The tollgate plugin (integrations/opencode in the tollgate repository) turns OpenCode's automatic compaction over to tollgate while tollgate runs: once the context crosses OpenCode's own threshold it asks (when the session goes idle, or before the next model request, which OpenCode holds), and on Allow OpenCode compacts by its own path; on Not now the session goes on and is asked again after the next answer above the threshold. When tollgate is not running OpenCode compacts on its own. Add it to opencode.json:",
     snippet: ['{', '  "plugin": ["file:///usr/share/tollgate/integrations/opencode/index.js"]', '}'].join("\n"),
   },
   {

@@ -11,7 +11,8 @@
  *   - it watches each finished assistant message's tokens (`message.updated`
  *     events), records them to tollgate, and marks the session due when the
  *     context crosses OpenCode's own threshold (`usable` below);
- *   - when the session goes idle it asks tollgate; on allow it runs the
+ *   - when the session goes idle (in a process that outlives the turn) it
+ *     asks tollgate; on allow it runs the
  *     compaction through OpenCode's own API (`session.summarize`, the
  *     route /compact uses), on decline the session goes on as it is and is
  *     asked again when a later turn ends above the threshold;
