@@ -71,8 +71,8 @@ func IsLogName(name string) bool {
 // Claude Code main transcripts come before subagent transcripts, so a
 // session's own rows are numbered first.
 func Walk(dir, harness string) ([]FileInfo, error) {
-	if harness == opencode.Harness && filepath.Base(dir) != "opencode.db" {
-		dir = filepath.Join(dir, "opencode.db") // one database, not a folder of logs (opencode.go)
+	if harness == opencode.Harness {
+		return walkOpenCode(dir) // one database, not a folder of logs (opencode.go)
 	}
 	st, err := os.Stat(dir)
 	if os.IsNotExist(err) {

@@ -149,6 +149,29 @@ func (r *importRun) openCodeBatch(path string, l opencode.Log, from sqlite.Impor
 	return batch, nil
 }
 
+// walkOpenCode is Walk for OpenCode: the database a path names, as one
+// file whose size includes its write-ahead log — OpenCode writes there, and
+// the database file itself grows only at checkpoints, so --watch would not
+// see a new message otherwise.
+func walkOpenCode(path string) ([]FileInfo, error) {
+	db, ok, err := resolveOpenCode(path)
+	if err != nil || !ok {
+		return nil, err
+	}
+	st, err := os.Stat(db)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file, not read", db)
+	}
+	size := st.Size()
+	if wal, err := os.Stat(db + "-wal"); err == nil && wal.Mode().IsRegular() {
+		size += wal.Size()
+	}
+	return []FileInfo{{Path: db, Harness: opencode.Harness, Size: size, ModTime: st.ModTime().UnixNano()}}, nil
+}
+
 // resolveOpenCode finds the database a source names: the file itself, or
 // a folder's opencode.db. A folder that does not exist or holds no database
 // yields nothing (OpenCode never ran here), as Walk does for log folders; a

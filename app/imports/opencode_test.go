@@ -94,6 +94,18 @@ func TestImportOpenCodeDatabaseTwice(t *testing.T) {
 		t.Fatalf("actual cold %v", a)
 	}
 
+	// Walk (what --watch looks at) sees the database and its log.
+	found, err := Walk(dir, opencode.Harness)
+	if err != nil || len(found) != 1 || found[0].Path != path {
+		t.Fatalf("walk: %+v %v", found, err)
+	}
+	if wal, err := os.Stat(path + "-wal"); err != nil || found[0].Size <= wal.Size() {
+		t.Fatalf("walk size %d does not count the WAL (%v)", found[0].Size, err)
+	}
+	if none, err := Walk(filepath.Join(dir, "nothing-here"), opencode.Harness); err != nil || len(none) != 0 {
+		t.Fatalf("walk of a folder without OpenCode: %+v %v", none, err)
+	}
+
 	// Again: nothing new, by the file name alone.
 	again, err := Files(ctx, db, settings, []Source{{Path: path}}, nil)
 	if err != nil {
