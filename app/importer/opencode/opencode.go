@@ -233,7 +233,7 @@ type messageRow struct {
 
 func readMessages(ctx context.Context, db *sql.DB, path, session string, lim Limits) ([]messageRow, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, time_created, length(data), CASE WHEN length(data) <= ? THEN data END
-		FROM message WHERE session_id = ? ORDER BY time_created, id LIMIT ?`, lim.MaxDataBytes, session, lim.MaxMessages)
+		FROM message WHERE session_id = ? ORDER BY time_created, id LIMIT ?`, lim.MaxDataBytes, session, lim.MaxMessages+1)
 	if err != nil {
 		return nil, fmt.Errorf("%s: table message: %w", path, err)
 	}
@@ -246,6 +246,9 @@ func readMessages(ctx context.Context, db *sql.DB, path, session string, lim Lim
 		var data []byte
 		if err := rows.Scan(&m.id, &m.created, &size, &data); err != nil {
 			return nil, fmt.Errorf("%s: table message, session %s, row %d: %w", path, session, len(out)+1, err)
+		}
+		if len(out) == lim.MaxMessages {
+			return nil, fmt.Errorf("%s: table message, session %s: more than %d messages", path, session, lim.MaxMessages)
 		}
 		if size > int64(lim.MaxDataBytes) {
 			return nil, fmt.Errorf("%s: table message, row %s: data is %d bytes (limit %d)", path, m.id, size, lim.MaxDataBytes)
@@ -267,9 +270,10 @@ func readMessages(ctx context.Context, db *sql.DB, path, session string, lim Lim
 // readCompactions returns the compaction parts of a session by message id.
 func readCompactions(ctx context.Context, db *sql.DB, path, session string, lim Limits) (map[string]Part, error) {
 	// The part table is large (every text and tool output); only the rows
-	// naming the compaction type are read, and only small ones are decoded.
+	// whose JSON names the compaction type (OpenCode writes it with
+	// JSON.stringify: no spaces) are read, and only small ones decoded.
 	rows, err := db.QueryContext(ctx, `SELECT id, message_id, length(data), CASE WHEN length(data) <= ? THEN data END
-		FROM part WHERE session_id = ? AND instr(data, '"compaction"') > 0 LIMIT ?`, lim.MaxDataBytes, session, lim.MaxMessages)
+		FROM part WHERE session_id = ? AND instr(data, '"type":"compaction"') > 0 LIMIT ?`, lim.MaxDataBytes, session, lim.MaxMessages)
 	if err != nil {
 		return nil, fmt.Errorf("%s: table part: %w", path, err)
 	}

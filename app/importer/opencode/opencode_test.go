@@ -22,12 +22,12 @@ const schema = "CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text
 	"CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);"
 
 type fixture struct {
-	t  *testing.T
+	t  testing.TB
 	db *sql.DB
 	n  int
 }
 
-func newFixture(t *testing.T, path string) *fixture {
+func newFixture(t testing.TB, path string) *fixture {
 	t.Helper()
 	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL")
 	if err != nil {
@@ -204,6 +204,7 @@ func TestReadErrorsNameFileTableAndRow(t *testing.T) {
 		{"fraction", `{"role":"assistant","tokens":{"cache":{"read":1.5}}}`, Limits{}, []string{"tokens.cache.read"}},
 		{"role", `{"role":"system"}`, Limits{}, []string{"role \"system\""}},
 		{"too big", `{"role":"user","pad":"` + strings.Repeat("x", 300) + `"}`, Limits{MaxDataBytes: 100}, []string{"row msg_0001", "limit 100"}},
+		{"too many", `{"role":"user"}`, Limits{MaxMessages: 1}, []string{"session ses_bad", "more than 1 messages"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -211,6 +212,9 @@ func TestReadErrorsNameFileTableAndRow(t *testing.T) {
 			f := newFixture(t, path)
 			f.session("ses_bad", 1_780_000_000_000)
 			f.message("ses_bad", 1, c.data)
+			if c.name == "too many" {
+				f.message("ses_bad", 2, c.data)
+			}
 			logs, err := Read(context.Background(), path, c.lim)
 			if err == nil {
 				t.Fatalf("no error, %d sessions", len(logs))
@@ -307,4 +311,32 @@ func FuzzDecodePart(f *testing.F) {
 			t.Fatalf("compaction part from %q", b)
 		}
 	})
+}
+
+// BenchmarkRead reads a session of 2,000 messages (1,000 requests, one
+// compaction) from a WAL database, as an import of a long session does.
+func BenchmarkRead(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "opencode.db")
+	f := newFixture(b, path)
+	f.session("ses_b", 1)
+	tx, err := f.db.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 1000 {
+		at := int64(1_780_000_000_000 + i*10)
+		tx.Exec("INSERT INTO message VALUES (?, 'ses_b', ?, ?, ?)", fmt.Sprintf("msg_%06du", i), at, at, `{"role":"user","time":{"created":1}}`)
+		tx.Exec("INSERT INTO part VALUES (?, ?, 'ses_b', 0, 0, ?)", fmt.Sprintf("prt_%06d", i), fmt.Sprintf("msg_%06du", i), `{"type":"text","text":"`+strings.Repeat("word ", 200)+`"}`)
+		tx.Exec("INSERT INTO message VALUES (?, 'ses_b', ?, ?, ?)", fmt.Sprintf("msg_%06da", i), at+1, at+1, assistant("p", at+1, "stop", 100+i, 20, 0, 5000+i*50, 0, false))
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		logs, err := Read(context.Background(), path, Limits{})
+		if err != nil || logs[0].Batch.Requests() != 1000 {
+			b.Fatalf("%v", err)
+		}
+	}
 }

@@ -194,6 +194,7 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
     client.recordRequest(sessionKey(info.sessionID), {
       requestId: info.id,
       harness: HARNESS,
+      ...(s.title ? { title: s.title } : {}),
       provider: info.providerID,
       model: info.modelID,
       purpose: info.summary ? 'compaction' : 'conversation',
@@ -328,7 +329,9 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
       const p = event?.properties ?? {}
       switch (event?.type) {
         case 'session.created':
+        case 'session.updated':
           if (!state.version && typeof p.info?.version === 'string') state.version = p.info.version
+          if (p.info?.id && typeof p.info.title === 'string' && !p.info.title.startsWith('New session - ')) session(p.info.id).title = p.info.title.slice(0, 200)
           break
         case 'message.updated':
           if (p.info?.role === 'assistant' && p.info.time?.completed && p.info.tokens && !p.info.error) onAssistant(p.info)

@@ -115,6 +115,7 @@ test('reachable tollgate: auto compaction off, ask at idle, Allow once runs sess
   await guard.hooks.config(cfg)
   assert.equal(cfg.compaction.auto, false)
   await guard.hooks['chat.params']({ sessionID: 'ses_1', model: { id: 'fake-model', providerID: 'fake', limit: { context: 8000, output: 1000 } } })
+  await guard.hooks.event({ event: { type: 'session.updated', properties: { info: { id: 'ses_1', title: 'Fix the parser', version: '1.18.33' } } } })
   // Below the threshold: recorded, not asked.
   await guard.hooks.event(assistantDone('a1', { input: 100, output: 10, reasoning: 0, cache: { read: 6000, write: 0 } }))
   await guard.hooks.event(idle)
@@ -134,6 +135,7 @@ test('reachable tollgate: auto compaction off, ask at idle, Allow once runs sess
   assert.equal(tg.seen.requests.length, 2)
   assert.deepEqual(tg.seen.requests[1].body.usage, { inputTokens: 900, cacheReadTokens: 6500, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 12 })
   assert.equal(tg.seen.requests[1].body.harness, 'opencode')
+  assert.equal(tg.seen.requests[1].body.title, 'Fix the parser')
   assert.match(readFileSync(join(home, 'integrations', 'opencode.json'), 'utf8'), /"lastDecision":"allow \(user\)"/)
   await client.close()
 })
