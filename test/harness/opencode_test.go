@@ -298,6 +298,43 @@ func TestOpenCodePlugin(t *testing.T) {
 	if n := landed(); n != 1 {
 		t.Fatalf("the import's fold is the asked compaction's twin, yet %d folds landed", n)
 	}
+	// OpenCode's own account of the session (`opencode export`) is the
+	// independent witness: its assistant messages' tokens are the session's.
+	exp := exec.Command(bin, "export", sid, "--pure")
+	exp.Dir, exp.Env = work, environ
+	raw, err := exp.Output()
+	if err != nil {
+		t.Fatalf("opencode export: %v", err)
+	}
+	var export struct {
+		Messages []struct {
+			Info struct {
+				Role   string
+				Tokens *struct {
+					Input, Output, Reasoning int64
+					Cache                    struct{ Read, Write int64 }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(raw[strings.IndexByte(string(raw), '{'):], &export); err != nil {
+		t.Fatalf("opencode export: %v\n%s", err, tail(string(raw), 2000))
+	}
+	want := map[string]int64{}
+	n := 0
+	for _, m := range export.Messages {
+		if tk := m.Info.Tokens; m.Info.Role == "assistant" && tk != nil && tk.Input+tk.Output+tk.Cache.Read+tk.Cache.Write > 0 {
+			n++
+			want["input"] += tk.Input
+			want["cacheRead"] += tk.Cache.Read
+			want["cacheWrite"] += tk.Cache.Write
+			want["output"] += tk.Output + tk.Reasoning
+		}
+	}
+	if got := after[0]; got.Requests != n || got.Tokens["input"] != want["input"] || got.Tokens["cacheRead"] != want["cacheRead"] ||
+		got.Tokens["cacheWrite"] != want["cacheWrite"] || got.Tokens["output"] != want["output"] {
+		t.Fatalf("tollgate has %d requests %v, OpenCode's export %d %v", got.Requests, got.Tokens, n, want)
+	}
 
 	// tollgate stops: within a heartbeat the plugin gives OpenCode its own
 	// automatic compaction back, and a turn that ends above the threshold
