@@ -85,11 +85,12 @@ test-e2e: $(BIN)
 test-window: $(BIN)
 	./test/window-smoke.sh $(BIN)
 
-# The integrations end to end: the real Claude Code and Reasonix binaries
+# The integrations end to end: the real Claude Code, Reasonix and OpenCode binaries
 # (pinned in test/harness/package.json, installed here with npm ci; their
 # native binaries ship inside the npm packages, so no install script runs)
 # against a fake model provider and `tollgate serve`; then the dsh plugin's
-# tests (node's test runner) against a real `tollgate serve`.
+# tests (node's test runner) against a real `tollgate serve`, and the OpenCode
+# plugin's unit tests.
 HARNESS_MODULES := test/harness/node_modules/.package-lock.json
 
 $(HARNESS_MODULES): test/harness/package.json test/harness/package-lock.json
@@ -100,6 +101,7 @@ test-harness: $(BIN) $(HARNESS_MODULES)
 	TOLLGATE_BIN=$(CURDIR)/$(BIN) TOLLGATE_HARNESS_MODULES=$(CURDIR)/test/harness/node_modules \
 	  $(GO) test -count=1 -timeout 10m -v ./test/harness/
 	TOLLGATE_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 integrations/dsh/test/
+	node --test --test-concurrency=1 integrations/opencode/test/
 
 # Benchmarks: medians over 6 runs; compare with benchstat.
 bench:

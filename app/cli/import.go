@@ -20,7 +20,7 @@ import (
 // Import is `tollgate import [--home DIR] [--harness H] [--watch] PATH…`.
 func Import(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("import", stdio, false)
-	harness := fset.String("harness", "", "the `HARNESS` that wrote the logs: "+strings.Join(importer.Harnesses(), ", ")+" (default: detect per file)")
+	harness := fset.String("harness", "", "the `HARNESS` that wrote the logs: "+strings.Join(importer.Harnesses(), ", ")+" (default: detect per file; opencode.db is OpenCode's)")
 	watch := fset.Bool("watch", false, "keep running and import what the harnesses append, so the dashboard stays live")
 	interval := fset.Duration("interval", 0, "no longer used: --watch notices new lines as they are written (kept so scripts keep working)")
 	fset.Usage = func() {
@@ -30,7 +30,9 @@ Imports agent session logs: files or folders (no PATH: the harnesses' own
 folders — Claude Code's ~/.claude/projects or $CLAUDE_CONFIG_DIR/projects,
 Codex's ~/.codex/sessions or $CODEX_HOME/sessions, dsh's
 ~/.local/share/dsh/sessions or $DSH_HOME/sessions, Gemini CLI's
-~/.gemini/tmp or $GEMINI_CLI_HOME/.gemini/tmp). Importing again adds only
+~/.gemini/tmp or $GEMINI_CLI_HOME/.gemini/tmp, OpenCode's database
+~/.local/share/opencode/opencode.db or $XDG_DATA_HOME/opencode/opencode.db,
+read-only). Importing again adds only
 what the logs gained since. Works whether or not a tollgate is running.
 
 `)

@@ -36,7 +36,7 @@ func TestRunImportCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, ": 0 requests, 0 updated, 0 folds") || !strings.Contains(out, "unchanged") {
 		t.Fatalf("second run: %d %q", code, out)
 	}
-	if code, _, errs := run("--home", dir, "--harness", "vim", root); code != 2 || !strings.Contains(errs, "want one of claude-code, codex, dsh, gemini") {
+	if code, _, errs := run("--home", dir, "--harness", "vim", root); code != 2 || !strings.Contains(errs, "want one of claude-code, codex, dsh, gemini, opencode") {
 		t.Fatalf("bad harness: %d %q", code, errs)
 	}
 	// No PATH: the harnesses' own folders, here empty.

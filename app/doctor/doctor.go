@@ -746,6 +746,11 @@ func (d *doctor) checkIntegrations() []DoctorCheck {
 			// Imported and priced, never gated: nothing to fix from here.
 			c.Title, c.Status = "Gemini CLI", DoctorInfo
 			facts["state"] = in.State
+		case harness.OpenCode:
+			c.Title = "OpenCode"
+			if !in.Installed {
+				c.Status = DoctorInfo // a plugin inside OpenCode: nothing to run from here
+			}
 		default:
 			c.Title, c.Status = in.Name, DoctorInfo
 		}

@@ -1,8 +1,9 @@
 // Package harness lists the harness integrations and what state each is in
 // on this machine (the Integrations page, GET /v1/engines, doctor). The
 // integrations themselves live in the packages below it (claudecode,
-// reasonix, codex); dsh ships its own plugin (integrations/dsh) and Gemini
-// CLI is observed (imported; it cannot be gated).
+// reasonix, codex); dsh and OpenCode ship their own plugins (integrations/dsh,
+// integrations/opencode) and Gemini CLI is observed (imported; it cannot be
+// gated).
 package harness
 
 import (
@@ -43,7 +44,7 @@ func Integrations(dir string) []api.Integration {
 }
 
 func integrationsFor(p home.Probe) []api.Integration {
-	out := []api.Integration{claudecode.Status(p), reasonix.Status(p), dshStatus(p), codex.Status(p), geminiStatus(p)}
+	out := []api.Integration{claudecode.Status(p), reasonix.Status(p), dshStatus(p), codex.Status(p), openCodeStatus(p), geminiStatus(p)}
 	for i := range out {
 		if m, err := home.ReadMarker(p.Home, out[i].Name); err == nil && m.LastDecision != "" {
 			out[i].LastDecision = m.LastDecision + " · " + m.At.Local().Format("2006-01-02 15:04")

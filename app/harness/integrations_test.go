@@ -1,11 +1,17 @@
 package harness
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"tollgate/app/home"
+	"tollgate/guard/api"
 )
 
 func TestIntegrationsDSHSeenAndCodexNotInstalled(t *testing.T) {
@@ -17,7 +23,7 @@ func TestIntegrationsDSHSeenAndCodexNotInstalled(t *testing.T) {
 		return ""
 	}}
 	list := integrationsFor(env)
-	if len(list) != 5 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "hook codex --install") || !strings.Contains(list[3].Detail, "ends the current Codex turn") {
+	if len(list) != 6 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "hook codex --install") || !strings.Contains(list[3].Detail, "ends the current Codex turn") {
 		t.Fatalf("%+v", list)
 	}
 	for _, in := range list {
@@ -30,4 +36,90 @@ func TestIntegrationsDSHSeenAndCodexNotInstalled(t *testing.T) {
 	if d := list[2]; !d.Installed || d.Verified || !strings.Contains(d.Detail, "dsh 0.9.0") || !strings.HasPrefix(d.LastDecision, "decline (user)") {
 		t.Fatalf("dsh %+v", d)
 	}
+}
+
+func TestIntegrationsOpenCodeConfiguredThenSeen(t *testing.T) {
+	dir := t.TempDir()
+	cfgHome := filepath.Join(dir, "xdg")
+	env := home.Probe{Home: dir, Getenv: func(k string) string {
+		switch k {
+		case "HOME":
+			return dir
+		case "XDG_CONFIG_HOME":
+			return cfgHome
+		}
+		return ""
+	}}
+	opencode := func() api.Integration {
+		for _, in := range integrationsFor(env) {
+			if in.Name == OpenCode {
+				return in
+			}
+		}
+		t.Fatal("no opencode entry")
+		return api.Integration{}
+	}
+	if in := opencode(); in.Installed || !strings.Contains(in.Detail, "not installed") {
+		t.Fatalf("nothing configured: %+v", in)
+	}
+	// A JSONC config with comments, a trailing comma and the plugin as [spec, options].
+	os.MkdirAll(filepath.Join(cfgHome, "opencode"), 0o700)
+	cfg := filepath.Join(cfgHome, "opencode", "opencode.jsonc")
+	os.WriteFile(cfg, []byte(`{
+  // tollgate guards compactions
+  "plugin": [
+    "some-other-plugin",
+    ["file:///opt/tollgate/integrations/opencode/index.js", {"home": "/x"}], /* options */
+  ],
+  "model": "a // not a comment",
+}`), 0o600)
+	if in := opencode(); !in.Installed || in.Verified || !strings.Contains(in.Detail, cfg) || !strings.Contains(in.Detail, "not seen yet") {
+		t.Fatalf("configured: %+v", in)
+	}
+	home.WriteMarker(dir, OpenCode, home.Marker{At: time.Now(), LastDecision: "allow (user)", Version: "1.18.33"})
+	if in := opencode(); !in.Installed || in.Verified || !strings.Contains(in.Detail, "OpenCode 1.18.33") || !strings.HasPrefix(in.LastDecision, "allow (user)") {
+		t.Fatalf("seen: %+v", in)
+	}
+	// A config that does not list it is not an install.
+	os.WriteFile(cfg, []byte(`{"plugin": ["other"]}`), 0o600)
+	os.Remove(filepath.Join(dir, "integrations", OpenCode+".json"))
+	if in := opencode(); in.Installed {
+		t.Fatalf("other plugin only: %+v", in)
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": 1, // c` + "\n" + `}`:          `{"a": 1}`,
+		`{"a": "x//y", /* z */ "b": [1,2,],}`: `{"a": "x//y",   "b": [1,2]}`,
+		`{"a": "q\"//"}`:                      `{"a": "q\"//"}`,
+	} {
+		if got := string(StripJSONC([]byte(in))); got != want {
+			t.Errorf("StripJSONC(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzStripJSONC: OpenCode's config is outside input. No input panics, and
+// plain JSON (which has no comments or trailing commas) keeps its meaning.
+func FuzzStripJSONC(f *testing.F) {
+	f.Add([]byte(`{"plugin": ["file:///x/integrations/opencode/index.js",], // c` + "\n" + `}`))
+	f.Add([]byte(`{"a": "/* not a comment */", "b": "\\" // still a string"}`))
+	f.Add([]byte(`/* unterminated`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := StripJSONC(b)
+		if !json.Valid(b) {
+			return
+		}
+		decode := func(b []byte) (any, error) {
+			d := json.NewDecoder(bytes.NewReader(b))
+			d.UseNumber() // numbers as written: 1E700 is valid JSON, not a float64
+			var v any
+			return v, d.Decode(&v)
+		}
+		want, _ := decode(b)
+		if got, err := decode(out); err != nil || !reflect.DeepEqual(want, got) {
+			t.Fatalf("%q became %q (%v)", b, out, err)
+		}
+	})
 }

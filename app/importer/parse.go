@@ -92,18 +92,35 @@ var formats = map[string]func(Options) (LineParser, error){}
 // Registering a name twice, or a built-in one, panics: it is a program
 // error, not an input one.
 func Register(harness string, newParser func(Options) (LineParser, error)) {
-	if _, dup := formats[harness]; dup || harness == ClaudeCode || harness == Codex || harness == DSH {
+	if _, dup := formats[harness]; dup || databases[harness] || harness == ClaudeCode || harness == Codex || harness == DSH {
 		panic("importer: format " + harness + " registered twice")
 	}
 	formats[harness] = newParser
 }
 
-// Harnesses lists every harness name Parse accepts: the built-in ones, then
-// the registered ones in name order.
+// databases are harnesses whose logs are not line files (OpenCode's SQLite
+// database), read by their own package and registered with
+// RegisterDatabase so that every list of harness names agrees.
+var databases = map[string]bool{}
+
+// RegisterDatabase names a harness whose logs are a database its own
+// package reads (from an init function). Parse refuses it, naming the way in.
+func RegisterDatabase(harness string) {
+	if _, dup := formats[harness]; dup || databases[harness] || harness == ClaudeCode || harness == Codex || harness == DSH {
+		panic("importer: format " + harness + " registered twice")
+	}
+	databases[harness] = true
+}
+
+// Harnesses lists every harness name the importers read: the built-in
+// ones, then the registered line formats and databases in name order.
 func Harnesses() []string {
 	out := []string{ClaudeCode, Codex, DSH}
-	extra := make([]string, 0, len(formats))
+	extra := make([]string, 0, len(formats)+len(databases))
 	for h := range formats {
+		extra = append(extra, h)
+	}
+	for h := range databases {
 		extra = append(extra, h)
 	}
 	sort.Strings(extra)
@@ -140,6 +157,9 @@ func newParser(opts Options) (parser, int, error) {
 		p, err = newDSHParser(opts)
 	default:
 		newFormat, ok := formats[opts.Harness]
+		if databases[opts.Harness] {
+			return nil, 0, fmt.Errorf("%s: %s keeps its sessions in a database, not a log of lines: import it by path (tollgate import --harness %s)", opts.Path, opts.Harness, opts.Harness)
+		}
 		if !ok {
 			return nil, 0, fmt.Errorf("%s: unknown harness %q (want one of %s)", opts.Path, opts.Harness, strings.Join(Harnesses(), ", "))
 		}

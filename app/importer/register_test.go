@@ -77,3 +77,15 @@ func slicesContain(xs []string, x string) bool {
 	}
 	return false
 }
+
+func init() { RegisterDatabase("test-db") }
+
+func TestDatabaseHarnessIsNamedButNotParsed(t *testing.T) {
+	if !slicesContain(Harnesses(), "test-db") {
+		t.Fatalf("Harnesses() = %v", Harnesses())
+	}
+	_, err := Parse(strings.NewReader("{}\n"), Options{Harness: "test-db", Path: "x.db"})
+	if err == nil || !strings.Contains(err.Error(), "database") || !strings.Contains(err.Error(), "x.db") {
+		t.Fatalf("err = %v", err)
+	}
+}

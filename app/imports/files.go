@@ -11,6 +11,7 @@ import (
 	"tollgate/app/importer"
 	"tollgate/app/importer/gemini" // registers the "gemini" line format
 	"tollgate/app/importer/jsonl"
+	"tollgate/app/importer/opencode"
 )
 
 // Root is a folder a harness keeps its logs in.
@@ -24,9 +25,10 @@ type Root struct {
 // comma-separated list is accepted —, else ~/.claude/projects and
 // ~/.config/claude/projects), Codex ($CODEX_HOME/sessions, else
 // ~/.codex/sessions), dsh ($DSH_HOME/sessions, else
-// ~/.local/share/dsh/sessions) and Gemini CLI ($GEMINI_CLI_HOME/.gemini/tmp,
-// else ~/.gemini/tmp: GEMINI_CLI_HOME stands for the home folder). getenv
-// is os.Getenv in production.
+// ~/.local/share/dsh/sessions), Gemini CLI ($GEMINI_CLI_HOME/.gemini/tmp,
+// else ~/.gemini/tmp: GEMINI_CLI_HOME stands for the home folder), then
+// OpenCode's database (the folder of $XDG_DATA_HOME/opencode/opencode.db,
+// else ~/.local/share/opencode). getenv is os.Getenv in production.
 func DefaultRoots(getenv func(string) string, home string) []Root {
 	var roots []Root
 	if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
@@ -54,7 +56,7 @@ func DefaultRoots(getenv func(string) string, home string) []Root {
 		geminiHome = v
 	}
 	roots = append(roots, Root{gemini.Harness, filepath.Join(geminiHome, ".gemini", "tmp")})
-	return roots
+	return append(roots, Root{opencode.Harness, filepath.Dir(opencode.DefaultPath(getenv, home))})
 }
 
 // FileInfo is a log file found on disk.
@@ -73,10 +75,14 @@ func IsLogName(name string) bool {
 // Walk lists the logs under dir (a folder or a single file) for a harness
 // ("" = any): *.jsonl for Claude Code, rollout-*.jsonl for Codex,
 // *.jsonl[.zstd|.zst] for dsh, chats/**/*.jsonl for Gemini CLI (its
-// tmp folder holds other files too). A folder that does not exist yields nothing.
+// tmp folder holds other files too), the folder's opencode.db for OpenCode.
+// A folder that does not exist yields nothing.
 // Claude Code main transcripts come before subagent transcripts, so a
 // session's own rows are numbered first.
 func Walk(dir, harness string) ([]FileInfo, error) {
+	if harness == opencode.Harness {
+		return walkOpenCode(dir) // one database, not a folder of logs (opencode.go)
+	}
 	st, err := os.Stat(dir)
 	if os.IsNotExist(err) {
 		return nil, nil

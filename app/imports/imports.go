@@ -28,6 +28,7 @@ import (
 	"tollgate/app/config"
 	"tollgate/app/importer"
 	"tollgate/app/importer/ccfold"
+	"tollgate/app/importer/opencode"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
@@ -115,6 +116,7 @@ func filesWith(ctx context.Context, db *sqlite.DB, settings *config.Settings, fi
 	}
 	var jobs []*importJob
 	var errs []error
+	openCodeDBs, files := splitOpenCode(files) // one database, not log files (opencode.go)
 	for _, src := range files {
 		if src.Harness != "" && !ValidHarness(src.Harness) {
 			return res, fmt.Errorf("harness %q: want one of %s", src.Harness, strings.Join(importer.Harnesses(), ", "))
@@ -150,7 +152,7 @@ func filesWith(ctx context.Context, db *sqlite.DB, settings *config.Settings, fi
 	run.filesTotal = len(jobs)
 
 	stopTicker := run.startProgress(progress)
-	results := run.runJobs(jobs)
+	results := append(run.runJobs(jobs), run.openCode(openCodeDBs)...)
 	stopTicker()
 	for _, r := range results {
 		res.Files = append(res.Files, r)

@@ -44,3 +44,14 @@ describe("integrations", () => {
     expect(integrationStatus(g, list({ integrations: [seen], engines: [engine("gemini")] })).state).toBe("observed");
   });
 });
+
+describe("OpenCode", () => {
+  it("is not seen, then installed when configured, then armed by its engine", () => {
+    const g = guide("opencode");
+    const entry = (installed: boolean, detail: string) => ({ name: "opencode", installed, verified: false, detail, lastDecision: null });
+    expect(g.snippet).toContain("integrations/opencode/index.js");
+    expect(integrationStatus(g, list({ integrations: [entry(false, "not installed")] })).state).toBe("not-seen");
+    expect(integrationStatus(g, list({ integrations: [entry(true, "plugin configured in x")] }))).toEqual({ state: "installed", detail: "plugin configured in x" });
+    expect(integrationStatus(g, list({ engines: [engine("opencode")], integrations: [entry(true, "plugin seen")] })).state).toBe("armed");
+  });
+});

@@ -62,6 +62,14 @@ export const GUIDES: readonly IntegrationGuide[] = [
     snippet: "tollgate import --harness gemini DIR",
   },
   {
+    id: "opencode",
+    title: "OpenCode",
+    harnesses: ["opencode"],
+    integration: "opencode",
+    what: "The tollgate plugin (integrations/opencode in the tollgate repository) turns OpenCode's automatic compaction over to tollgate while tollgate runs: once the context crosses OpenCode's own threshold it asks (when the session goes idle, or before the next model request, which OpenCode holds), and on Allow OpenCode compacts by its own path; on Not now the session goes on and is asked again after the next answer above the threshold. When tollgate is not running OpenCode compacts on its own. Add it to opencode.json:",
+    snippet: ['{', '  "plugin": ["file:///path/to/tollgate/integrations/opencode/index.js"]', '}'].join("\n"),
+  },
+  {
     id: "api",
     title: "Any harness (HTTP API)",
     harnesses: [],

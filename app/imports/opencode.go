@@ -1,0 +1,197 @@
+package imports
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"tollgate/app/importer/opencode"
+	"tollgate/storage"
+	"tollgate/storage/sqlite"
+)
+
+// OpenCode keeps its sessions in one SQLite database, not in log files: an
+// OpenCode source is read by app/importer/opencode and stored session by
+// session, each under its own imports row ("<db path>#<session id>") whose
+// head hash is the session's stamp, so an import again stores only the
+// sessions that changed, and the same message ids make a re-import add
+// nothing twice.
+
+// splitOpenCode takes the OpenCode databases out of the sources: a source
+// with harness opencode (a folder means its opencode.db), or a file named
+// opencode.db.
+func splitOpenCode(sources []Source) (dbs, rest []Source) {
+	for _, s := range sources {
+		switch {
+		case s.Harness == opencode.Harness:
+			dbs = append(dbs, s)
+		case s.Reader == nil && s.Harness == "" && filepath.Base(s.Path) == "opencode.db":
+			s.Harness = opencode.Harness
+			dbs = append(dbs, s)
+		default:
+			rest = append(rest, s)
+		}
+	}
+	return dbs, rest
+}
+
+// openCode imports each database, one result per session (and one for a
+// database that could not be read).
+func (r *importRun) openCode(sources []Source) []FileResult {
+	var out []FileResult
+	for _, src := range sources {
+		if src.Reader != nil {
+			// SQLite reads a file in place (and its -wal beside it): an
+			// upload of opencode.db alone may miss what OpenCode last wrote.
+			err := fmt.Errorf("%s: OpenCode's database is read where it lies: import it by path (tollgate import --harness opencode PATH), not as an upload", src.Name)
+			out = append(out, FileResult{Path: src.Name, Harness: opencode.Harness, Err: err, Error: err.Error()})
+			continue
+		}
+		out = append(out, r.openCodeDB(src.Path)...)
+	}
+	return out
+}
+
+func (r *importRun) openCodeDB(path string) []FileResult {
+	db, ok, err := resolveOpenCode(path)
+	if err != nil {
+		return []FileResult{{Path: path, Harness: opencode.Harness, Err: err, Error: err.Error()}}
+	}
+	if !ok {
+		return nil
+	}
+	path = db
+	abs, err := filepath.Abs(path)
+	if err == nil {
+		path = abs
+	}
+	logs, err := opencode.Read(r.ctx, path, opencode.Limits{})
+	if err != nil {
+		return []FileResult{{Path: path, Harness: opencode.Harness, Err: err, Error: err.Error()}}
+	}
+	out := make([]FileResult, 0, len(logs))
+	for _, l := range logs {
+		out = append(out, r.openCodeSession(path, l))
+	}
+	return out
+}
+
+// openCodeSession stores one session when its stamp changed.
+func (r *importRun) openCodeSession(path string, l opencode.Log) FileResult {
+	key := path + "#" + l.Batch.Session.ID
+	res := FileResult{Path: key, Harness: opencode.Harness, Session: l.Batch.Session.ID}
+	for attempt := 0; ; attempt++ {
+		prev, known, err := r.db.ImportStateOf(r.ctx, key)
+		if err != nil {
+			res.Err, res.Error = err, err.Error()
+			return res
+		}
+		if known && prev.HeadHash == l.Stamp {
+			res.Unchanged = true
+			return res
+		}
+		from := sqlite.ImportState{Path: key}
+		if known {
+			from = prev
+		}
+		batch, err := r.openCodeBatch(path, l, from)
+		if err != nil {
+			res.Err, res.Error = err, err.Error()
+			return res
+		}
+		st, err := r.db.StoreImport(r.ctx, batch)
+		if errors.Is(err, sqlite.ErrImportStale) && attempt < 2 {
+			continue // another import stored this session meanwhile
+		}
+		if err != nil {
+			res.Err, res.Error = err, err.Error()
+			return res
+		}
+		r.account(&res, st)
+		return res
+	}
+}
+
+func (r *importRun) openCodeBatch(path string, l opencode.Log, from sqlite.ImportState) (sqlite.ImportBatch, error) {
+	s := l.Batch.Session
+	meta := storage.SessionMeta{ID: s.ID, Harness: s.Harness, Provider: s.Provider, Model: s.Model, Title: s.Title}
+	n := int64(len(l.Batch.Records))
+	batch := sqlite.ImportBatch{From: from, To: sqlite.ImportState{Path: path + "#" + s.ID, Harness: opencode.Harness, SessionID: s.ID,
+		Size: n, Offset: max(n, 1), HeadHash: l.Stamp, State: `{"records":` + strconv.FormatInt(n, 10) + `}`, ImportedAt: time.Now()}}
+	var pc priceCache
+	now := time.Now()
+	for _, rec := range l.Batch.Records {
+		if q := rec.Request; q != nil {
+			if why := storage.CheckTime(q.At, now); why != "" {
+				return batch, fmt.Errorf("%s: session %s, message %s: time %s is %s", path, s.ID, q.ID, q.At.Format(time.RFC3339), why)
+			}
+			sr, err := r.price(&pc, meta, q)
+			if err != nil {
+				return batch, fmt.Errorf("%s: session %s, message %s: pricing: %w", path, s.ID, q.ID, err)
+			}
+			if field := storage.CheckCost(sr.Cost); field != "" {
+				return batch, fmt.Errorf("%s: session %s, message %s: pricing: %s is out of range", path, s.ID, q.ID, field)
+			}
+			batch.Items = append(batch.Items, sqlite.ImportItem{Request: sr})
+		}
+		if f := rec.Fold; f != nil {
+			if why := storage.CheckTime(f.At, now); why != "" {
+				return batch, fmt.Errorf("%s: session %s, fold %s: time %s is %s", path, s.ID, f.ID, f.At.Format(time.RFC3339), why)
+			}
+			batch.Items = append(batch.Items, sqlite.ImportItem{Fold: &storage.Rewrite{ID: f.ID, Session: meta, At: f.At, Trigger: f.Trigger,
+				Kind: f.Kind, PreTokens: f.PreTokens, Plan: f.Plan()}})
+		}
+	}
+	return batch, nil
+}
+
+// walkOpenCode is Walk for OpenCode: the database a path names, as one
+// file whose size includes its write-ahead log — OpenCode writes there, and
+// the database file itself grows only at checkpoints, so --watch would not
+// see a new message otherwise.
+func walkOpenCode(path string) ([]FileInfo, error) {
+	db, ok, err := resolveOpenCode(path)
+	if err != nil || !ok {
+		return nil, err
+	}
+	st, err := os.Stat(db)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file, not read", db)
+	}
+	size := st.Size()
+	if wal, err := os.Stat(db + "-wal"); err == nil && wal.Mode().IsRegular() {
+		size += wal.Size()
+	}
+	return []FileInfo{{Path: db, Harness: opencode.Harness, Size: size, ModTime: st.ModTime().UnixNano()}}, nil
+}
+
+// resolveOpenCode finds the database a source names: the file itself, or
+// a folder's opencode.db. A folder that does not exist or holds no database
+// yields nothing (OpenCode never ran here), as Walk does for log folders; a
+// missing *.db file is an error.
+func resolveOpenCode(path string) (string, bool, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) && filepath.Ext(path) != ".db" {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if !fi.IsDir() {
+		return path, true, nil
+	}
+	db := filepath.Join(path, "opencode.db")
+	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	} else if err != nil {
+		return "", false, err
+	}
+	return db, true, nil
+}
