@@ -28,7 +28,6 @@ import (
 	"tollgate/app/config"
 	"tollgate/app/importer"
 	"tollgate/app/importer/ccfold"
-	"tollgate/app/importer/opencode"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
