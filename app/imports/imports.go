@@ -247,7 +247,7 @@ type parsed struct {
 	retry  bool
 }
 
-// runJobs parses and prices files on all cores but one and stores them
+// runJobs parses and prices files on all cores and stores them
 // from one goroutine, in the order they were listed. Files parsed by the
 // time the store is free go into one transaction, each in a savepoint of
 // its own (storage.StoreImports): a large import then pays few commits,
@@ -257,8 +257,10 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 	if len(jobs) == 0 {
 		return results
 	}
-	// One core stores (SQLite has one writer); the others parse and price.
-	workers := min(max(runtime.GOMAXPROCS(0)-1, 1), len(jobs))
+	// Every core parses and prices. The one writer (SQLite has one) spends
+	// most of its time waiting for parsed files: a core kept for it sat
+	// idle (the profile of issue 17's corpus: the writer ~20 % of the CPU).
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	slots := make([]chan parsed, len(jobs))
 	for i := range slots {
 		slots[i] = make(chan parsed, 1)
@@ -642,8 +644,7 @@ const traceCacheBytes = 256 << 20
 // traceCache keeps the traces an import read, and whether files have a
 // fold, by path, while the file's size and modification time are
 // unchanged; the least recently used traces go first past the bound.
-// Workers reading one file at once may both decode it: the cache saves
-// work, it does not serialize it.
+// Workers asking for one file at once decode it once (Trace).
 type traceCache struct {
 	mu    sync.Mutex
 	limit int64
@@ -651,6 +652,8 @@ type traceCache struct {
 	m     map[string]*cachedTrace
 	folds map[string]cachedFold
 	tick  int64
+	// reading has the files being decoded, closed when done.
+	reading map[string]chan struct{}
 }
 
 type cachedTrace struct {
@@ -667,7 +670,7 @@ type cachedFold struct {
 }
 
 func newTraceCache(limit int64) *traceCache {
-	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}}
+	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}, reading: map[string]chan struct{}{}}
 }
 
 // HasFold implements ccfold.Transcripts.
@@ -689,20 +692,39 @@ func (c *traceCache) HasFold(path string) bool {
 	return has
 }
 
-// Trace implements ccfold.Transcripts.
+// Trace implements ccfold.Transcripts. A file another worker is decoding
+// is waited for, not decoded twice: every session of a project asks for
+// the same few latest transcripts, so without this both workers decoded
+// each of them at once (issue 17's profile).
 func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	c.tick++
-	if e, ok := c.m[path]; ok && e.size == st.Size() && e.mod.Equal(st.ModTime()) {
-		e.used = c.tick
+	for {
+		c.mu.Lock()
+		c.tick++
+		if e, ok := c.m[path]; ok && e.size == st.Size() && e.mod.Equal(st.ModTime()) {
+			e.used = c.tick
+			c.mu.Unlock()
+			return e.tr, nil
+		}
+		wait, busy := c.reading[path]
+		if !busy {
+			wait = make(chan struct{})
+			c.reading[path] = wait
+			c.mu.Unlock()
+			break
+		}
 		c.mu.Unlock()
-		return e.tr, nil
+		<-wait // then look again: it may have failed, or been evicted
 	}
-	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		close(c.reading[path])
+		delete(c.reading, path)
+		c.mu.Unlock()
+	}()
 	tr, err := ccfold.ReadTrace(path)
 	if err != nil {
 		return nil, err
