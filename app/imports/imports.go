@@ -617,7 +617,11 @@ func (r *importRun) claudePredictions(job *importJob, harness string, res *impor
 	}
 	tr := res.Trace // traced in the pass when it read the file from its start
 	if tr != nil {
-		r.traces.put(job.path, tr)
+		// Kept only when a later session of the project may learn from it:
+		// a project's sessions all learn from its few latest transcripts.
+		if ccfold.MayLearnFrom(r.traces.Candidates(filepath.Dir(job.path)), job.path) {
+			r.traces.put(job.path, tr)
+		}
 	} else {
 		var err error
 		if tr, err = r.traces.Trace(job.path); err != nil {
@@ -638,8 +642,12 @@ func (r *importRun) predictsFolds(job *importJob, harness string) bool {
 }
 
 // traceCacheBytes bounds the transcripts (by file size) whose traces an
-// import keeps for fold predictions.
-const traceCacheBytes = 256 << 20
+// import keeps for fold predictions: what one project's sessions learn
+// from (ccfold reads at most 48 MB of a project's latest transcripts) and
+// some. Files are imported folder by folder, so the least recently used
+// traces are another project's. It was 256 MB, and kept every traced
+// file: most of an import's peak memory (issue 17).
+const traceCacheBytes = 64 << 20
 
 // traceCache keeps the traces an import read, and whether files have a
 // fold, by path, while the file's size and modification time are
@@ -654,6 +662,24 @@ type traceCache struct {
 	tick  int64
 	// reading has the files being decoded, closed when done.
 	reading map[string]chan struct{}
+	// lists are the project folders' candidates, listed once per import.
+	lists map[string][]ccfold.Candidate
+}
+
+// Candidates implements ccfold.Lister: a folder is listed once per import
+// (it was listed for every session, a stat of every transcript each time).
+func (c *traceCache) Candidates(dir string) []ccfold.Candidate {
+	c.mu.Lock()
+	l, ok := c.lists[dir]
+	c.mu.Unlock()
+	if ok {
+		return l
+	}
+	l = ccfold.Candidates(dir)
+	c.mu.Lock()
+	c.lists[dir] = l
+	c.mu.Unlock()
+	return l
 }
 
 type cachedTrace struct {
@@ -670,7 +696,8 @@ type cachedFold struct {
 }
 
 func newTraceCache(limit int64) *traceCache {
-	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}, reading: map[string]chan struct{}{}}
+	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}, reading: map[string]chan struct{}{},
+		lists: map[string][]ccfold.Candidate{}}
 }
 
 // HasFold implements ccfold.Transcripts.

@@ -74,6 +74,51 @@ type osTranscripts struct{}
 func (osTranscripts) HasFold(path string) bool                         { return HasFold(path) }
 func (osTranscripts) Trace(path string) (*importer.ClaudeTrace, error) { return ReadTrace(path) }
 
+// Candidate is a transcript EarlierSessions may learn from.
+type Candidate struct {
+	Path string
+	Info os.FileInfo
+}
+
+// Candidates lists the transcripts of a project folder that EarlierSessions
+// chooses from: regular *.jsonl files of at most historyFileBytes, the most
+// recently written first.
+func Candidates(dir string) []Candidate {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	var cands []Candidate
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || st.Size() > historyFileBytes || !st.Mode().IsRegular() {
+			continue
+		}
+		cands = append(cands, Candidate{p, st})
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Info.ModTime().After(cands[j].Info.ModTime()) })
+	return cands
+}
+
+// MayLearnFrom says whether EarlierSessions, for some session of the
+// folder, can read path: it is among the folder's first historySessions+1
+// candidates (a session passes over itself). An import keeps the traces
+// of these only.
+func MayLearnFrom(cands []Candidate, path string) bool {
+	for i, c := range cands {
+		if i > historySessions {
+			return false
+		}
+		if c.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// Lister is a Transcripts that also lists a folder's candidates (an
+// import lists each folder once, not once per session).
+type Lister interface {
+	Candidates(dir string) []Candidate
+}
+
 // EarlierSessionsFrom is EarlierSessions reading the transcripts through
 // read: an import that predicts many sessions of one project (a cache)
 // reads each once.
@@ -86,29 +131,23 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 	if err != nil {
 		return h
 	}
-	paths, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.jsonl"))
-	type cand struct {
-		path string
-		mod  time.Time
-		size int64
+	var cands []Candidate
+	if l, ok := read.(Lister); ok {
+		cands = l.Candidates(filepath.Dir(path))
+	} else {
+		cands = Candidates(filepath.Dir(path))
 	}
-	var cands []cand
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil || os.SameFile(st, self) || st.Size() > historyFileBytes || !st.Mode().IsRegular() {
+	var total int64
+	var take []Candidate
+	for _, c := range cands {
+		if os.SameFile(c.Info, self) {
 			continue
 		}
-		cands = append(cands, cand{p, st.ModTime(), st.Size()})
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].mod.After(cands[j].mod) })
-	var total int64
-	var take []cand
-	for _, c := range cands {
-		if len(take) == historySessions || total+c.size > historyTotalBytes {
+		if len(take) == historySessions || total+c.Info.Size() > historyTotalBytes {
 			break
 		}
 		take = append(take, c)
-		total += c.size
+		total += c.Info.Size()
 	}
 	type earlier struct {
 		tr    *importer.ClaudeTrace
@@ -116,10 +155,10 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 	}
 	var learn []earlier
 	for _, c := range take {
-		if !read.HasFold(c.path) {
+		if !read.HasFold(c.Path) {
 			continue // what a session without a fold teaches (a restart's prefix) is not worth decoding it
 		}
-		tr, err := read.Trace(c.path)
+		tr, err := read.Trace(c.Path)
 		if err != nil {
 			continue
 		}
