@@ -92,8 +92,10 @@ func (op FileOp) Apply(text string) string {
 	for _, e := range op.Edits {
 		if e.ReplaceAll {
 			text = strings.ReplaceAll(text, e.Old, e.New)
-		} else {
-			text = strings.Replace(text, e.Old, e.New, 1)
+		} else if i := strings.Index(text, e.Old); i >= 0 {
+			// strings.Replace(text, old, new, 1), without the count of
+			// every match it makes first (a whole file's scan per edit).
+			text = text[:i] + e.New + text[i+len(e.Old):]
 		}
 	}
 	return text
@@ -128,11 +130,13 @@ func fileTool(name string) bool {
 // walks the line with the importer's scanner, measuring text without
 // copying it; only a file tool's result is decoded (encoding/json), as the
 // predictor needs the file's text.
-func (t *tracer) line(b []byte, n int, req *Request, fold *Fold) {
+//
+// top and typed are the line's topType (the parser read it already).
+func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fold *Fold) {
 	// Progress lines, file snapshots and queue operations (a third of a
 	// transcript's bytes) say nothing the predictor needs.
-	if typ, ok := topType(b); ok {
-		switch string(typ) {
+	if typed {
+		switch string(top) {
 		case "user", "assistant":
 		case "system":
 			if fold == nil {

@@ -196,3 +196,16 @@ func foldedKey(b []byte) bool {
 		}
 	}
 }
+
+// FuzzApplyOne holds an Edit's single replacement to strings.Replace's.
+func FuzzApplyOne(f *testing.F) {
+	for _, s := range [][3]string{{"a b a", "a", "z"}, {"abc", "", "x"}, {"abc", "d", "x"}, {"ééé", "é", ""}, {"", "", "new"}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, text, old, new string) {
+		op := FileOp{Edits: []Edit{{Old: old, New: new}}}
+		if got, want := op.Apply(text), strings.Replace(text, old, new, 1); got != want {
+			t.Fatalf("Apply(%q, %q → %q) = %q, strings.Replace %q", text, old, new, got, want)
+		}
+	})
+}

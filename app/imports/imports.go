@@ -539,7 +539,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
 	// A Claude Code main transcript read from its start that has a fold is
 	// traced in this pass too, for the fold predictions (claudePredictions).
-	trace := offset == 0 && r.predictsFolds(job, harness) && r.traces.HasFold(job.path)
+	// A transcript that an earlier session's prediction already decoded
+	// (a project's latest ones) is not traced again: claudePredictions
+	// takes it from the cache.
+	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path) && r.traces.HasFold(job.path)
 	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, Trace: trace})
 	if err != nil {
 		return fail(p, err)
@@ -758,6 +761,18 @@ func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 	}
 	c.store(path, tr, st)
 	return tr, nil
+}
+
+// has says the cache holds the file's trace as the file is now.
+func (c *traceCache) has(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[path]
+	return ok && e.size == st.Size() && e.mod.Equal(st.ModTime())
 }
 
 // put keeps a trace an import pass built of the file as it is now.

@@ -1,6 +1,7 @@
 package ccfold
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,4 +124,17 @@ func TestOSFilesRefusesAFIFO(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("reading a FIFO blocked")
 	}
+}
+
+// FuzzContainsFoldKey holds the tail-first search to bytes.Contains.
+func FuzzContainsFoldKey(f *testing.F) {
+	for _, s := range []string{`{"subtype":"compact_boundary"}`, `_boundary"`, `"compact_boundary`, `x"compact"compact_boundary"`,
+		`"compac_boundary" "compact_boundary"`, `"compact_boundary""compact_boundary"`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := containsFoldKey(b), bytes.Contains(b, foldKey); got != want {
+			t.Fatalf("%q: %v, bytes.Contains %v", b, got, want)
+		}
+	})
 }
