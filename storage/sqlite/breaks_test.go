@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,5 +175,78 @@ func TestRepurposedSummaryCallLeavesTheLedger(t *testing.T) {
 	var thread string
 	if err := db.sql.QueryRow("SELECT thread FROM requests WHERE request_id = 'c3'").Scan(&thread); err != nil || thread != "compaction:c3" {
 		t.Fatalf("thread %q, %v", thread, err)
+	}
+}
+
+// Requests recorded concurrently share group commits, whose requests are
+// judged against a ledger state remembered through the transaction; a
+// rewrite decided in between makes it forget. The ledger they leave is the
+// one a rebuild from the stored rows gives.
+func TestGroupCommitLedgerMatchesRebuild(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	sessions := []string{"g:1", "g:2", "g:3"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for c := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 12 {
+				n := c*12 + i
+				s := sessions[n%3]
+				r := impReq(s, fmt.Sprint("r", n), t0.Add(time.Duration(n)*time.Second), storage.PurposeConversation,
+					pricing.Usage{Input: 3, CacheRead: int64(1000 * (n % 7)), CacheWrite: int64(2000 + 100*(n%5)), Output: 10})
+				switch n % 6 {
+				case 1:
+					r.Purpose = storage.PurposeSubagent
+				case 4:
+					r.Model = "claude-sonnet-4-6" // a family switch, and back
+				}
+				if n%50 == 7 {
+					r.At = r.At.Add(time.Hour) // idle past the TTL
+				}
+				if _, err := db.RecordRequest(ctx, *r); err != nil {
+					errs <- err
+					return
+				}
+				if n%40 == 5 {
+					id := fmt.Sprint("rw", n)
+					// Allowed as it is stored (auto mode): a decision
+					// arriving later would judge the requests between
+					// differently from a rebuild whatever the groups do.
+					if _, err := db.CreateRewrite(ctx, storage.Rewrite{ID: id, Session: storage.SessionMeta{ID: s}, At: r.At, Kind: "summary", Trigger: "auto",
+						Mode: "auto", Status: storage.StatusDecided, Decision: "allow", Reason: "auto", DecidedAt: r.At}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	causes := map[string]int{}
+	for _, s := range sessions {
+		judged := breaksOf(t, db, s)
+		if err := db.RebuildBreaks(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if rebuilt := breaksOf(t, db, s); !reflect.DeepEqual(judged, rebuilt) {
+			t.Fatalf("session %s: rebuilt\n%+v\nas judged in groups\n%+v", s, rebuilt, judged)
+		}
+		for _, b := range judged {
+			causes[b.Cause]++
+		}
+	}
+	// The rows exercise what the remembered state holds: threads, families
+	// (a switch to a model and back), idle gaps and rewrites.
+	for _, c := range []string{"prefix", "rewrite", "idle"} {
+		if causes[c] == 0 {
+			t.Errorf("no %s break among %v: the test no longer covers it", c, causes)
+		}
 	}
 }

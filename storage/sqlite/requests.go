@@ -17,8 +17,12 @@ import (
 // second possible; every caller still hears back only after the commit that
 // holds its row.
 func (db *DB) RecordRequest(ctx context.Context, r storage.Request) (storage.StoredRequest, error) {
-	res, err := db.writer.submit(ctx, func(tx querier) (any, error) {
-		return recordRequestTx(ctx, tx, r)
+	// Once queued, a job runs and is answered whatever its context does
+	// (groupWriter.submit): its statements run without the cancellation,
+	// which saves mattn/go-sqlite3's goroutine per statement (issue 17).
+	run := context.WithoutCancel(ctx)
+	res, err := db.writer.submitRecord(ctx, func(tx querier) (any, error) {
+		return recordRequestTx(run, tx, r)
 	})
 	if err != nil {
 		return storage.StoredRequest{}, fmt.Errorf("recording request %q of session %q: %w", r.RequestID, r.Session.ID, err)
@@ -168,8 +172,14 @@ RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'al
 		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
 		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
 	}
-	// The cache-break ledger: judged against the session's earlier rows.
-	l := newLedgerState(r.Session.ID)
+	// The cache-break ledger: judged against the session's earlier rows
+	// (remembered through the transaction, when it records several).
+	var l *ledgerState
+	if st, ok := tx.(*stmtTx); ok {
+		l = st.ledger(r.Session.ID)
+	} else {
+		l = newLedgerState(r.Session.ID)
+	}
 	j, err := l.judge(ctx, tx, &r, seq)
 	if err != nil {
 		return st, err
