@@ -108,8 +108,10 @@ bench:
 # Import throughput against ccusage 20.0.24 (test/bench/package.json) on a
 # corpus built from ../shared/data's Claude Code transcripts with fresh ids:
 # 3 alternating runs each, medians, the ratio, the totals of both, a second
-# import of the unchanged corpus. BENCH_SCALE=10 also imports a 10× corpus.
+# import of the unchanged corpus. BENCH_SCALE=10 also imports a 10× corpus;
+# BENCH_COMPARE=path/to/another/tollgate checks it stores the same rows.
 BENCH_SCALE ?= 1
+BENCH_COMPARE ?=
 BENCH_MODULES := test/bench/node_modules/.package-lock.json
 
 $(BENCH_MODULES): test/bench/package.json test/bench/package-lock.json
@@ -119,7 +121,7 @@ $(BENCH_MODULES): test/bench/package.json test/bench/package-lock.json
 	@touch $@
 
 bench-import: $(BIN) $(BENCH_MODULES)
-	$(GO) run ./test/bench/importbench -tollgate $(BIN) -data ../shared/data -scale $(BENCH_SCALE)
+	$(GO) run ./test/bench/importbench -tollgate $(BIN) -data ../shared/data -scale $(BENCH_SCALE) -compare "$(BENCH_COMPARE)"
 
 # A short fuzz pass over every decoder (the seed corpora live in testdata/fuzz).
 FUZZTIME ?= 20s

@@ -75,7 +75,7 @@ var depRules = []depRule{
 	{pattern: "build/desktop"},
 	{pattern: "test/harness"},
 	{pattern: "test/harness/cmd/fakeprovider", module: []string{"test/harness"}},
-	{pattern: "test/bench/importbench", module: []string{"storage/sqlite", "storage", "pricing"}},
+	{pattern: "test/bench/importbench", module: []string{"storage/sqlite", "storage", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
 }
 
 type listedPackage struct {

@@ -16,6 +16,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -29,6 +31,8 @@ import (
 	"syscall"
 	"time"
 
+	_ "github.com/mattn/go-sqlite3" // the digest of stored rows reads both databases
+
 	"tollgate/storage/sqlite"
 )
 
@@ -40,8 +44,9 @@ func main() {
 	targetMB := flag.Float64("mb", 294, "size of the 1× corpus in `MB` (whole copies of the sources)")
 	scale := flag.Int("scale", 1, "also import a corpus this many `times` the 1× one (1: only the 1× corpus)")
 	runs := flag.Int("runs", 3, "runs of each program")
+	compare := flag.String("compare", "", "another tollgate `binary` (e.g. built from main) whose import of the 1× corpus must store the same rows")
 	flag.Parse()
-	if err := run(context.Background(), *data, *tollgate, *ccusage, *work, *targetMB, *scale, *runs); err != nil {
+	if err := run(context.Background(), *data, *tollgate, *ccusage, *work, *targetMB, *scale, *runs, *compare); err != nil {
 		fmt.Fprintln(os.Stderr, "importbench:", err)
 		os.Exit(1)
 	}
@@ -97,7 +102,7 @@ type corpus struct {
 
 func (c corpus) projects() string { return filepath.Join(c.root, ".claude", "projects") }
 
-func run(ctx context.Context, data, tollgate, ccusage, work string, targetMB float64, scale, runs int) error {
+func run(ctx context.Context, data, tollgate, ccusage, work string, targetMB float64, scale, runs int, compare string) error {
 	for _, p := range []string{tollgate, ccusage} {
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("%w (make bench-import builds and installs it)", err)
@@ -220,7 +225,75 @@ func run(ctx context.Context, data, tollgate, ccusage, work string, targetMB flo
 	} else {
 		fmt.Printf(" — they differ by $%.2f\n", tgCost-ccCost)
 	}
+	if compare != "" {
+		other := filepath.Join(work, "home-compare")
+		if err := os.RemoveAll(other); err != nil {
+			return err
+		}
+		var out bytes.Buffer
+		if _, err := runMeasured(ctx, nil, &out, compare, "import", "--home", other, "--harness", "claude-code", one.projects()); err != nil {
+			return err
+		}
+		a, err := storedRows(filepath.Join(home, "tollgate.db"))
+		if err != nil {
+			return err
+		}
+		b, err := storedRows(filepath.Join(other, "tollgate.db"))
+		if err != nil {
+			return err
+		}
+		if a != b {
+			return fmt.Errorf("the rows differ from %s's:\n  this  %s\n  other %s", compare, a, b)
+		}
+		fmt.Printf("stored rows identical to %s's: %s\n", compare, a)
+	}
 	return nil
+}
+
+// storedRows digests what an import stored: every request with its
+// figures and ledger fields, every fold with its prediction, every break.
+// Ids the import makes up (row ids, import times) are left out.
+func storedRows(path string) (string, error) {
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var parts []string
+	for _, q := range []struct{ name, sql string }{
+		{"requests", `SELECT session_id, request_id, seq, at, purpose, model, input, cache_read, cache_write, cache_write_1h, output,
+			cost_usd, prices, thread, started_by, cache_ttl FROM requests ORDER BY session_id, seq`},
+		{"folds", `SELECT id, session_id, seq, predicted_cold, predicted_cold_low, predicted_cold_high, actual_cold, actual_seq, summary_input
+			FROM rewrites ORDER BY id`},
+		{"breaks", `SELECT * FROM breaks ORDER BY session_id, seq`},
+	} {
+		rows, err := db.Query(q.sql)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		cols, _ := rows.Columns()
+		h := sha256.New()
+		n := 0
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return "", err
+			}
+			fmt.Fprintf(h, "%v\n", vals)
+			n++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return "", err
+		}
+		parts = append(parts, fmt.Sprintf("%d %s (sha256 %x)", n, q.name, h.Sum(nil)[:6]))
+	}
+	return strings.Join(parts, ", "), nil
 }
 
 func countMain(sources []sourceFile) int {
