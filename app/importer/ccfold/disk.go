@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"tollgate/app/importer"
@@ -183,7 +184,9 @@ func HasFold(path string) bool {
 		return false
 	}
 	defer f.Close()
-	buf := make([]byte, 256<<10)
+	bp := foldBufs.Get().(*[]byte)
+	defer foldBufs.Put(bp)
+	buf := *bp
 	keep := 0
 	for {
 		n, err := f.Read(buf[keep:])
@@ -197,6 +200,10 @@ func HasFold(path string) bool {
 		keep = copy(buf, buf[max(keep+n-len(foldKey), 0):keep+n])
 	}
 }
+
+// foldBufs are HasFold's read buffers: an import asks about every
+// transcript, and a fresh 256 KB each time was a tenth of its garbage.
+var foldBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // foldKey is what a compact_boundary line holds.
 var foldKey = []byte(`"compact_boundary"`)
