@@ -105,10 +105,6 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 	if r.Prices == "" {
 		r.Prices = "{}"
 	}
-	// Two statements in the common case. The request goes in first, with
-	// the next sequence number; a retried request id inserts nothing (the
-	// foreign key to sessions is deferred to COMMIT, so the session may be
-	// created right after).
 	// A request with a witness on the other side (twins.go) is stored once.
 	if r.Via != "" {
 		if rid, ok, err := twinTx(ctx, tx, r); err != nil || ok {
@@ -118,17 +114,44 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 			return storedRequestTx(ctx, tx, r.Session.ID, rid)
 		}
 	}
-	var seq int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
+	// The cache-break ledger's state of the session, remembered through
+	// the transaction when it records several (a group commit).
+	var l *ledgerState
+	if st, ok := tx.(*stmtTx); ok {
+		l = st.ledger(r.Session.ID)
+	} else {
+		l = newLedgerState(r.Session.ID)
+	}
+	// The request is judged before it is written, so its row carries the
+	// cache lifetime the ledger hands on (no UPDATE after it): its
+	// sequence number is the session's count plus one, read once per
+	// transaction and then counted along.
+	seq := l.nextSeq
+	if seq == 0 {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1`, r.Session.ID).Scan(&seq); err != nil {
+			return storage.StoredRequest{}, fmt.Errorf("reading the session's request count: %w", err)
+		}
+	}
+	j, err := l.judge(ctx, tx, &r, seq)
+	if err != nil {
+		return storage.StoredRequest{}, err
+	}
+	// Two statements in the common case. The request goes in first; a
+	// retried request id inserts nothing and leaves the ledger as it was
+	// (the foreign key to sessions is deferred to COMMIT, so the session
+	// may be created right after).
+	var stored int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
 		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, thread, started_by, ttl_seconds, via, message_uuid)
-		VALUES (?, ?, COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, thread, started_by, ttl_seconds, cache_ttl, via, message_uuid)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, request_id) DO NOTHING RETURNING seq`,
-		r.Session.ID, r.RequestID, r.Session.ID, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
+		r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
 		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, contextTokens,
 		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak),
-		r.Thread, r.StartedBy, r.TTLSeconds, r.Via, r.MessageUUID).Scan(&seq)
+		r.Thread, r.StartedBy, r.TTLSeconds, j.next.TTLSeconds, r.Via, r.MessageUUID).Scan(&stored)
 	if errors.Is(err, sql.ErrNoRows) {
+		l.nextSeq = seq // nothing was added
 		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID)
 	}
 	if err != nil {
@@ -172,26 +195,10 @@ RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'al
 		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
 		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
 	}
-	// The cache-break ledger: judged against the session's earlier rows
-	// (remembered through the transaction, when it records several).
-	var l *ledgerState
-	if st, ok := tx.(*stmtTx); ok {
-		l = st.ledger(r.Session.ID)
-	} else {
-		l = newLedgerState(r.Session.ID)
-	}
-	j, err := l.judge(ctx, tx, &r, seq)
-	if err != nil {
-		return st, err
-	}
 	if err := l.commit(ctx, tx, j); err != nil {
 		return st, err
 	}
-	if ttl := j.next.TTLSeconds; ttl != 0 {
-		if _, err := tx.ExecContext(ctx, "UPDATE requests SET cache_ttl = ? WHERE session_id = ? AND seq = ?", ttl, r.Session.ID, seq); err != nil {
-			return st, fmt.Errorf("storing the cache lifetime: %w", err)
-		}
-	}
+	l.nextSeq = seq + 1
 	st.Break = j.brk
 	if !awaiting || r.Purpose != storage.PurposeConversation {
 		return st, nil
