@@ -151,7 +151,8 @@ func run(ctx context.Context, data, tollgate, ccusage, work string, targetMB flo
 		return m, out.Bytes(), err
 	}
 
-	var tg, cc, tgBig []measure
+	var tg, cc, tgBig, other []measure
+	otherHome := filepath.Join(work, "home-compare")
 	var tgSummary string
 	var ccOut []byte
 	home := filepath.Join(work, "home")
@@ -166,6 +167,17 @@ func run(ctx context.Context, data, tollgate, ccusage, work string, targetMB flo
 			return err
 		}
 		cc, ccOut = append(cc, mc), out
+		if compare != "" {
+			if err := os.RemoveAll(otherHome); err != nil {
+				return err
+			}
+			var out bytes.Buffer
+			mo, err := runMeasured(ctx, nil, &out, compare, "import", "--home", otherHome, "--harness", "claude-code", one.projects())
+			if err != nil {
+				return err
+			}
+			other = append(other, mo)
+		}
 		if scale > 1 {
 			mb, _, err := importInto(big, filepath.Join(work, "home-big"))
 			if err != nil {
@@ -207,11 +219,15 @@ func run(ctx context.Context, data, tollgate, ccusage, work string, targetMB flo
 	row("`tollgate import --harness claude-code` into a fresh home", t)
 	row("`ccusage session --json --offline` (parses, stores nothing)", c)
 	row("`tollgate import` again, corpus unchanged", a)
+	if compare != "" {
+		row("-compare "+filepath.Base(compare)+": `import` into a fresh home", median(other))
+	}
 	if scale > 1 {
 		row(fmt.Sprintf("`tollgate import` of the %d× corpus into a fresh home", scale), median(tgBig))
 	}
 	fmt.Println()
 	fmt.Printf("throughput: tollgate %.2f× ccusage's (ccusage wall / tollgate wall; target ≥ 1.0)\n", c.Wall.Seconds()/t.Wall.Seconds())
+	fmt.Printf("CPU: ccusage's is %.2f× tollgate's (less sensitive to a busy machine than wall time)\n", c.CPU.Seconds()/t.CPU.Seconds())
 	fmt.Printf("peak RSS: tollgate %.2f× ccusage's (target ≤ 1.0)\n", float64(t.RSS)/float64(c.RSS))
 	fmt.Printf("second import: %.1f%% of the first (target ≤ 5%%)\n", 100*a.Wall.Seconds()/t.Wall.Seconds())
 	if scale > 1 {
@@ -226,19 +242,13 @@ func run(ctx context.Context, data, tollgate, ccusage, work string, targetMB flo
 		fmt.Printf(" — they differ by $%.2f\n", tgCost-ccCost)
 	}
 	if compare != "" {
-		other := filepath.Join(work, "home-compare")
-		if err := os.RemoveAll(other); err != nil {
-			return err
-		}
-		var out bytes.Buffer
-		if _, err := runMeasured(ctx, nil, &out, compare, "import", "--home", other, "--harness", "claude-code", one.projects()); err != nil {
-			return err
-		}
+		o := median(other)
+		fmt.Printf("this tollgate's import takes %.2f× the wall time and %.2f× the CPU of %s's\n", t.Wall.Seconds()/o.Wall.Seconds(), t.CPU.Seconds()/o.CPU.Seconds(), compare)
 		a, err := storedRows(filepath.Join(home, "tollgate.db"))
 		if err != nil {
 			return err
 		}
-		b, err := storedRows(filepath.Join(other, "tollgate.db"))
+		b, err := storedRows(filepath.Join(otherHome, "tollgate.db"))
 		if err != nil {
 			return err
 		}
