@@ -250,3 +250,39 @@ func TestGroupCommitLedgerMatchesRebuild(t *testing.T) {
 		}
 	}
 }
+
+// One group commit, in order: a request, a rewrite allowed at once, the
+// next request. The rewrite is another write, so the group forgets what it
+// remembered of the session (no rewrite awaiting, the ledger): the second
+// request fills the rewrite's actual cold tokens and breaks with it as its
+// cause, as it would in a transaction of its own.
+func TestGroupCommitForgetsAfterARewrite(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	rec := func(r *storage.Request) *writeJob {
+		return &writeJob{ctx: ctx, record: true, ready: make(chan struct{}), fn: func(q querier) (any, error) { return recordRequestTx(ctx, q, *r) }}
+	}
+	r1 := impReq("g", "r1", t0, storage.PurposeConversation, pricing.Usage{Input: 3, CacheWrite: 30000, Output: 10})
+	r2 := impReq("g", "r2", t0.Add(time.Minute), storage.PurposeConversation, pricing.Usage{Input: 3, CacheRead: 2000, CacheWrite: 9000, Output: 10})
+	rw := storage.Rewrite{ID: "rw", Session: storage.SessionMeta{ID: "g"}, At: t0.Add(30 * time.Second), Kind: "summary", Trigger: "auto",
+		Mode: "auto", Status: storage.StatusDecided, Decision: "allow", Reason: "auto", DecidedAt: t0.Add(30 * time.Second)}
+	jobs := []*writeJob{
+		rec(r1),
+		{ctx: ctx, ready: make(chan struct{}), fn: func(q querier) (any, error) { return createRewriteTx(ctx, q, rw) }},
+		rec(r2),
+	}
+	if err := db.writer.run(jobs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Rewrite(ctx, "rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ActualCold == nil || *got.ActualCold != r2.Usage.Uncached() {
+		t.Fatalf("actual cold tokens %v, want %d", got.ActualCold, r2.Usage.Uncached())
+	}
+	bs := breaksOf(t, db, "g")
+	if len(bs) != 1 || bs[0].Cause != "rewrite" || bs[0].Rewrite == nil || *bs[0].Rewrite != "rw" {
+		t.Fatalf("breaks %+v, want one caused by the rewrite", bs)
+	}
+}
