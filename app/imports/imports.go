@@ -667,6 +667,31 @@ type traceCache struct {
 	reading map[string]chan struct{}
 	// lists are the project folders' candidates, listed once per import.
 	lists map[string][]ccfold.Candidate
+	// histories are what replaying a project's latest transcripts taught,
+	// by the list replayed (ccfold.HistoryCache).
+	histories map[string]*ccfold.History
+}
+
+// maxHistories bounds the histories kept: a handful per project folder,
+// and folders come one after another.
+const maxHistories = 64
+
+// History implements ccfold.HistoryCache.
+func (c *traceCache) History(key string, build func() *ccfold.History) *ccfold.History {
+	c.mu.Lock()
+	h, ok := c.histories[key]
+	c.mu.Unlock()
+	if ok {
+		return h
+	}
+	h = build()
+	c.mu.Lock()
+	if len(c.histories) >= maxHistories {
+		clear(c.histories)
+	}
+	c.histories[key] = h
+	c.mu.Unlock()
+	return h
 }
 
 // Candidates implements ccfold.Lister: a folder is listed once per import
@@ -700,7 +725,7 @@ type cachedFold struct {
 
 func newTraceCache(limit int64) *traceCache {
 	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}, reading: map[string]chan struct{}{},
-		lists: map[string][]ccfold.Candidate{}}
+		lists: map[string][]ccfold.Candidate{}, histories: map[string]*ccfold.History{}}
 }
 
 // HasFold implements ccfold.Transcripts.

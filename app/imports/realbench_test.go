@@ -2,11 +2,15 @@ package imports
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
 
 	"tollgate/app/config"
 	"tollgate/app/home"
+	"tollgate/app/importer/ccfold"
 	"tollgate/app/importer/testcorpus"
 	"tollgate/storage/sqlite"
 )
@@ -49,5 +53,57 @@ func BenchmarkImportRealTranscripts(b *testing.B) {
 		}
 		db.Close()
 		b.StartTimer()
+	}
+}
+
+// The import's cache of histories (ccfold.HistoryCache) gives every
+// session the history replaying its earlier transcripts gives, the second
+// time from the cache too, and a session learning into its copy leaves
+// the cached one as it was.
+func TestHistoryCacheMatchesReplay(t *testing.T) {
+	data := filepath.Join(testcorpus.SharedData(t), "claude-code")
+	dir := t.TempDir()
+	mains, _ := filepath.Glob(filepath.Join(data, "*.jsonl"))
+	var paths []string
+	for i, m := range mains {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.Base(m))
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// written in the order the sessions ran, as Claude Code would
+		mod := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
+		if err := os.Chtimes(p, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	cache := newTraceCache(traceCacheBytes)
+	learned := 0
+	for round := range 2 {
+		for _, p := range paths {
+			tr, err := ccfold.ReadTrace(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ccfold.EarlierSessions(p, ccfold.Start(tr))
+			h := ccfold.EarlierSessionsFrom(p, ccfold.Start(tr), cache)
+			if !reflect.DeepEqual(h, want) {
+				t.Fatalf("round %d, %s: the cached history differs from the replayed one", round, filepath.Base(p))
+			}
+			if !reflect.DeepEqual(want, ccfold.NewHistory()) {
+				learned++
+			}
+			ccfold.Replay(tr, h, ccfold.Env{}) // the session learns into its copy
+		}
+	}
+	if learned == 0 {
+		t.Fatal("no session learned from an earlier one: the test checks nothing")
+	}
+	if len(cache.histories) == 0 {
+		t.Fatal("nothing was cached")
 	}
 }

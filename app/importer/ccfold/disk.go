@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,6 +116,13 @@ func MayLearnFrom(cands []Candidate, path string) bool {
 	return false
 }
 
+// HistoryCache is a Transcripts that keeps what replaying a list of
+// transcripts taught (an import), by a key naming the list: History returns
+// the kept one or build's, which the caller does not change.
+type HistoryCache interface {
+	History(key string, build func() *History) *History
+}
+
 // Lister is a Transcripts that also lists a folder's candidates (an
 // import lists each folder once, not once per session).
 type Lister interface {
@@ -153,6 +162,9 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 	type earlier struct {
 		tr    *importer.ClaudeTrace
 		start time.Time
+		path  string
+		size  int64
+		mod   time.Time
 	}
 	var learn []earlier
 	for _, c := range take {
@@ -167,13 +179,32 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 		if end.IsZero() || !end.Before(before) {
 			continue // empty, or not over when this session started
 		}
-		learn = append(learn, earlier{tr, start})
+		learn = append(learn, earlier{tr, start, c.Path, c.Info.Size(), c.Info.ModTime()})
 	}
 	sort.Slice(learn, func(i, j int) bool { return learn[i].start.Before(learn[j].start) })
-	for _, e := range learn {
-		Replay(e.tr, h, Env{})
+	build := func() *History {
+		h := NewHistory()
+		for _, e := range learn {
+			Replay(e.tr, h, Env{})
+		}
+		return h
 	}
-	return h
+	if c, ok := read.(HistoryCache); ok && len(learn) > 0 {
+		// The sessions of a project mostly learn from the same latest
+		// transcripts: replayed once, then copied (an import of a project
+		// with many sessions replayed the same eight for each).
+		var key strings.Builder
+		for _, e := range learn {
+			key.WriteString(e.path)
+			key.WriteString("\x00")
+			key.WriteString(strconv.FormatInt(e.size, 10))
+			key.WriteString("\x00")
+			key.WriteString(strconv.FormatInt(e.mod.UnixNano(), 10))
+			key.WriteString("\x00")
+		}
+		return c.History(key.String(), build).Clone()
+	}
+	return build()
 }
 
 // HasFold says the transcript has a compact_boundary line, reading it in
