@@ -747,6 +747,14 @@ func (c *traceCache) HasFold(path string) bool {
 	return has
 }
 
+// Decoding implements ccfold.Decoding.
+func (c *traceCache) Decoding(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, busy := c.reading[path]
+	return busy
+}
+
 // Trace implements ccfold.Transcripts. A file another worker is decoding
 // is waited for, not decoded twice: every session of a project asks for
 // the same few latest transcripts, so without this both workers decoded

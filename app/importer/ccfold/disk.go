@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,6 +117,12 @@ func MayLearnFrom(cands []Candidate, path string) bool {
 	return false
 }
 
+// Decoding is a Transcripts that says which transcripts another caller is
+// decoding right now (an import's workers share one cache).
+type Decoding interface {
+	Decoding(path string) bool
+}
+
 // HistoryCache is a Transcripts that keeps what replaying a list of
 // transcripts taught (an import), by a key naming the list: History returns
 // the kept one or build's, which the caller does not change.
@@ -166,8 +173,29 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 		size  int64
 		mod   time.Time
 	}
+	// A transcript another caller is decoding is taken once the others
+	// are: two workers asking for a project's history then decode half of
+	// it each, instead of one decoding while the other waits for the same
+	// file (issue 17).
+	busy, _ := read.(Decoding)
+	rest := slices.Clone(take)
+	next := func() Candidate {
+		k := 0
+		if busy != nil {
+			for i, c := range rest {
+				if !busy.Decoding(c.Path) {
+					k = i
+					break
+				}
+			}
+		}
+		c := rest[k]
+		rest = slices.Delete(rest, k, k+1)
+		return c
+	}
 	var learn []earlier
-	for _, c := range take {
+	for len(rest) > 0 {
+		c := next()
 		if !read.HasFold(c.Path) {
 			continue // what a session without a fold teaches (a restart's prefix) is not worth decoding it
 		}
@@ -181,7 +209,13 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 		}
 		learn = append(learn, earlier{tr, start, c.Path, c.Info.Size(), c.Info.ModTime()})
 	}
-	sort.Slice(learn, func(i, j int) bool { return learn[i].start.Before(learn[j].start) })
+	// Oldest first; the order they were read in does not matter.
+	sort.SliceStable(learn, func(i, j int) bool {
+		if !learn[i].start.Equal(learn[j].start) {
+			return learn[i].start.Before(learn[j].start)
+		}
+		return learn[i].path < learn[j].path
+	})
 	build := func() *History {
 		h := NewHistory()
 		for _, e := range learn {
