@@ -43,7 +43,8 @@ var depRules = []depRule{
 	// tollgate only through guard/client, like any harness.
 	{pattern: "app/home"},
 	{pattern: "app/importer/jsonl", external: []string{"github.com/klauspost/compress/"}},
-	{pattern: "app/importer", module: []string{"app/importer/jsonl", "pricing"}},
+	{pattern: "app/importer/cctool", module: []string{"app/importer/jsonl"}},
+	{pattern: "app/importer", module: []string{"app/importer/jsonl", "app/importer/cctool", "pricing"}},
 	{pattern: "app/importer/testcorpus"},
 	{pattern: "app/importer/ccfold", module: []string{"app/importer"}},
 	{pattern: "app/harness/claudecode", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/importer/ccfold", "app/home"}},

@@ -2,10 +2,10 @@ package importer
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
 
+	"tollgate/app/importer/cctool"
 	"tollgate/app/importer/jsonl"
 )
 
@@ -388,227 +388,51 @@ func eachElem(s *jsonl.Scanner, elem func()) {
 }
 
 // fileOp turns a file tool's result into a FileOp on ev. The input and
-// the result are walked with the scanner: only the fields the predictor
-// reads are decoded (a result's structuredPatch, often as large as the
-// file, is skipped unread). encoding/json here was three fifths of an
-// import's tracing time (issue 17's profile); fileOpReference in the tests
+// the result are decoded by app/importer/cctool, which reads only the
+// fields the predictor needs (encoding/json here was three fifths of an
+// import's tracing time, issue 17's profile); fileOpReference in the tests
 // is that decoder, and the two are held to the same ops.
 func (t *tracer) fileOp(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
-	in, ok := decodeToolInput(tu.input)
+	in, ok := cctool.DecodeInput(tu.input)
 	if !ok {
 		return
 	}
 	if tu.name == "ExitPlanMode" {
-		ev.Plan = in.planLen
+		ev.Plan = in.PlanLen
 		return
 	}
-	if in.filePath == "" || len(res) == 0 || res[0] != '{' {
+	if in.FilePath == "" || len(res) == 0 || res[0] != '{' {
 		return // an error result (a string): no state change
 	}
-	r, ok := decodeToolResult(res)
+	r, ok := cctool.DecodeResult(res)
 	if !ok {
 		return
 	}
-	op := FileOp{Tool: tu.name, Path: in.filePath}
+	op := FileOp{Tool: tu.name, Path: in.FilePath}
 	switch tu.name {
 	case "Read":
-		if !r.hasFile {
+		if !r.HasFile {
 			return
 		}
-		op.Content, op.HasContent = r.fileContent, true
-		op.StartLine, op.NumLines, op.TotalLines = r.startLine, r.numLines, r.totalLines
-		ev.ReadBytes += len(r.fileContent)
-		ev.ReadLines += r.numLines
+		op.Content, op.HasContent = r.FileContent, true
+		op.StartLine, op.NumLines, op.TotalLines = r.StartLine, r.NumLines, r.TotalLines
+		ev.ReadBytes += len(r.FileContent)
+		ev.ReadLines += r.NumLines
 	case "Write":
-		op.Content, op.HasContent = in.content, true
-		if r.hasContent {
-			op.Content = r.content
+		op.Content, op.HasContent = in.Content, true
+		if r.HasContent {
+			op.Content = r.Content
 		}
 	case "Edit", "MultiEdit":
-		if r.hasOriginal {
-			op.Content, op.HasContent = r.originalFile, r.originalFile != ""
+		if r.HasOriginal {
+			op.Content, op.HasContent = r.OriginalFile, r.OriginalFile != ""
 		}
 		if tu.name == "Edit" {
-			op.Edits = []Edit{{in.oldString, in.newString, in.replaceAll}}
+			op.Edits = []Edit{{in.OldString, in.NewString, in.ReplaceAll}}
 		}
-		op.Edits = append(op.Edits, in.edits...)
+		for _, e := range in.Edits {
+			op.Edits = append(op.Edits, Edit{e.Old, e.New, e.ReplaceAll})
+		}
 	}
 	ev.Files = append(ev.Files, op)
-}
-
-// toolInput is what the predictor reads of a file tool's input.
-type toolInput struct {
-	filePath, content, oldString, newString string
-	replaceAll                              bool
-	planLen                                 int
-	edits                                   []Edit
-}
-
-// decodeToolInput reads a file tool's input; false when it is not an
-// object of the expected field types.
-func decodeToolInput(b []byte) (toolInput, bool) {
-	var in toolInput
-	s := jsonl.Scanner{B: b}
-	// As encoding/json does: null leaves a field as it was.
-	str := func(p *string) {
-		if !s.IsNull() {
-			*p = s.Str()
-		}
-	}
-	boolean := func(p *bool) {
-		if !s.IsNull() {
-			*p = s.Boolean()
-		}
-	}
-	s.Object(func(k []byte) {
-		switch string(k) {
-		case "file_path":
-			str(&in.filePath)
-		case "content":
-			str(&in.content)
-		case "old_string":
-			str(&in.oldString)
-		case "new_string":
-			str(&in.newString)
-		case "replace_all":
-			boolean(&in.replaceAll)
-		case "plan":
-			if !s.IsNull() {
-				in.planLen = len(s.Str())
-			}
-		case "edits":
-			if s.IsNull() {
-				in.edits = nil
-				return
-			}
-			if s.Peek() != '[' {
-				s.Fail("edits: want an array")
-				return
-			}
-			in.edits = in.edits[:0]
-			eachValue(&s, func() {
-				var e Edit
-				if !s.IsNull() {
-					s.Object(func(k []byte) {
-						switch string(k) {
-						case "old_string":
-							str(&e.Old)
-						case "new_string":
-							str(&e.New)
-						case "replace_all":
-							boolean(&e.ReplaceAll)
-						default:
-							s.Skip()
-						}
-					})
-				}
-				in.edits = append(in.edits, e)
-			})
-		default:
-			s.Skip()
-		}
-	})
-	s.End()
-	return in, s.Err == nil
-}
-
-// toolResult is what the predictor reads of a file tool's toolUseResult.
-type toolResult struct {
-	hasFile                         bool
-	fileContent                     string
-	startLine, numLines, totalLines int
-	content, originalFile           string
-	hasContent, hasOriginal         bool
-}
-
-// decodeToolResult reads a file tool's result object; false when a field
-// it reads has another type.
-func decodeToolResult(b []byte) (toolResult, bool) {
-	var r toolResult
-	s := jsonl.Scanner{B: b}
-	integer := func(p *int) {
-		if s.IsNull() {
-			return
-		}
-		if c := s.Peek(); c != '-' && (c < '0' || c > '9') {
-			s.Fail("want an integer")
-			return
-		}
-		text := s.Number()
-		if s.Err != nil {
-			return
-		}
-		n, err := strconv.Atoi(string(text))
-		if err != nil {
-			s.Fail("want an integer, found %s", text)
-		}
-		*p = n
-	}
-	s.Object(func(k []byte) {
-		switch string(k) {
-		case "file":
-			if s.IsNull() {
-				// A null pointer: a later "file" object starts from zero.
-				r.hasFile, r.fileContent, r.startLine, r.numLines, r.totalLines = false, "", 0, 0, 0
-				return
-			}
-			r.hasFile = true
-			s.Object(func(k []byte) {
-				switch string(k) {
-				case "content":
-					if !s.IsNull() {
-						r.fileContent = s.Str()
-					}
-				case "startLine":
-					integer(&r.startLine)
-				case "numLines":
-					integer(&r.numLines)
-				case "totalLines":
-					integer(&r.totalLines)
-				default:
-					s.Skip()
-				}
-			})
-		case "content":
-			if s.IsNull() {
-				r.content, r.hasContent = "", false
-			} else {
-				r.content, r.hasContent = s.Str(), true
-			}
-		case "originalFile":
-			if s.IsNull() {
-				r.originalFile, r.hasOriginal = "", false
-			} else {
-				r.originalFile, r.hasOriginal = s.Str(), true
-			}
-		default:
-			s.Skip()
-		}
-	})
-	s.End()
-	return r, s.Err == nil
-}
-
-// eachValue walks an array, calling elem for every element (elem must
-// consume it).
-func eachValue(s *jsonl.Scanner, elem func()) {
-	if !s.Expect('[') {
-		return
-	}
-	if s.Peek() == ']' {
-		s.I++
-		return
-	}
-	for s.Err == nil {
-		elem()
-		switch s.Peek() {
-		case ',':
-			s.I++
-		case ']':
-			s.I++
-			return
-		default:
-			s.Fail("want ',' or ']' in an array")
-		}
-	}
 }
