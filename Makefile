@@ -21,7 +21,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GO_SOURCES := $(shell find . -name '*.go' -not -path './frontend/node_modules/*' 2>/dev/null) go.mod go.sum
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig.json frontend/package.json -type f 2>/dev/null)
 
-.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window test-harness vet bench fuzz clean
+.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window test-harness vet bench bench-import fuzz clean
 
 all: build
 
@@ -106,6 +106,24 @@ test-harness: $(BIN) $(HARNESS_MODULES)
 # Benchmarks: medians over 6 runs; compare with benchstat.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pricing/ ./guard/... ./storage/... ./app/... | tee build/bench.txt
+
+# Import throughput against ccusage 20.0.24 (test/bench/package.json) on a
+# corpus built from ../shared/data's Claude Code transcripts with fresh ids:
+# 3 alternating runs each, medians, the ratio, the totals of both, a second
+# import of the unchanged corpus. BENCH_SCALE=10 also imports a 10× corpus;
+# BENCH_COMPARE=path/to/another/tollgate checks it stores the same rows.
+BENCH_SCALE ?= 1
+BENCH_COMPARE ?=
+BENCH_MODULES := test/bench/node_modules/.package-lock.json
+
+$(BENCH_MODULES): test/bench/package.json test/bench/package-lock.json
+	cd test/bench && npm ci --no-audit --no-fund --ignore-scripts
+	@# what ccusage's launcher does before it spawns the binary (scripts are off)
+	chmod +x test/bench/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage
+	@touch $@
+
+bench-import: $(BIN) $(BENCH_MODULES)
+	$(GO) run ./test/bench/importbench -tollgate $(BIN) -data ../shared/data -scale $(BENCH_SCALE) -compare "$(BENCH_COMPARE)"
 
 # A short fuzz pass over every decoder (the seed corpora live in testdata/fuzz).
 FUZZTIME ?= 20s

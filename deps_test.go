@@ -43,7 +43,8 @@ var depRules = []depRule{
 	// tollgate only through guard/client, like any harness.
 	{pattern: "app/home"},
 	{pattern: "app/importer/jsonl", external: []string{"github.com/klauspost/compress/"}},
-	{pattern: "app/importer", module: []string{"app/importer/jsonl", "pricing"}},
+	{pattern: "app/importer/cctool", module: []string{"app/importer/jsonl"}},
+	{pattern: "app/importer", module: []string{"app/importer/jsonl", "app/importer/cctool", "pricing"}},
 	{pattern: "app/importer/testcorpus"},
 	{pattern: "app/importer/ccfold", module: []string{"app/importer"}},
 	{pattern: "app/importer/gemini", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
@@ -80,6 +81,7 @@ var depRules = []depRule{
 	{pattern: "build/desktop"},
 	{pattern: "test/harness"},
 	{pattern: "test/harness/cmd/fakeprovider", module: []string{"test/harness"}},
+	{pattern: "test/bench/importbench", module: []string{"storage/sqlite", "storage", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
 }
 
 type listedPackage struct {

@@ -166,6 +166,10 @@ type claudeParser struct {
 	trace    *tracer
 	lineReq  *Request
 	lineFold *Fold
+	// lineType and lineTyped are the line's topType when parseLine read
+	// it (lineTypeRead), so the tracer does not read it again.
+	lineType                []byte
+	lineTyped, lineTypeRead bool
 }
 
 func (p *claudeParser) pendingBytes() int64 { return p.pending }
@@ -242,12 +246,15 @@ type ccLine struct {
 }
 
 func (p *claudeParser) line(b []byte, n int) error {
-	p.lineReq, p.lineFold = nil, nil
+	p.lineReq, p.lineFold, p.lineTypeRead = nil, nil, false
 	err := p.parseLine(b, n)
 	if err == nil && p.trace != nil {
 		// The trace reads every line, the ones the parser skips unread too;
 		// it never fails a pass.
-		p.trace.line(b, n, p.lineReq, p.lineFold)
+		if !p.lineTypeRead {
+			p.lineType, p.lineTyped = topType(b)
+		}
+		p.trace.line(b, n, p.lineType, p.lineTyped, p.lineReq, p.lineFold)
 	}
 	return err
 }
@@ -262,6 +269,7 @@ func (p *claudeParser) parseLine(b []byte, n int) error {
 		// without looking further. An assistant line names its type only
 		// after its message, so the search below decides for it.
 		typ, ok := topType(b)
+		p.lineType, p.lineTyped, p.lineTypeRead = typ, ok, true
 		switch {
 		case !ok:
 			hasUsage = bytes.Contains(b, keyUsage)

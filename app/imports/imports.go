@@ -252,7 +252,7 @@ type parsed struct {
 	retry  bool
 }
 
-// runJobs parses and prices files on all cores but one and stores them
+// runJobs parses and prices files on all cores and stores them
 // from one goroutine, in the order they were listed. Files parsed by the
 // time the store is free go into one transaction, each in a savepoint of
 // its own (storage.StoreImports): a large import then pays few commits,
@@ -262,8 +262,10 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 	if len(jobs) == 0 {
 		return results
 	}
-	// One core stores (SQLite has one writer); the others parse and price.
-	workers := min(max(runtime.GOMAXPROCS(0)-1, 1), len(jobs))
+	// Every core parses and prices. The one writer (SQLite has one) spends
+	// most of its time waiting for parsed files: a core kept for it sat
+	// idle (the profile of issue 17's corpus: the writer ~20 % of the CPU).
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	slots := make([]chan parsed, len(jobs))
 	for i := range slots {
 		slots[i] = make(chan parsed, 1)
@@ -542,7 +544,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
 	// A Claude Code main transcript read from its start that has a fold is
 	// traced in this pass too, for the fold predictions (claudePredictions).
-	trace := offset == 0 && r.predictsFolds(job, harness) && r.traces.HasFold(job.path)
+	// A transcript that an earlier session's prediction already decoded
+	// (a project's latest ones) is not traced again: claudePredictions
+	// takes it from the cache.
+	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path) && r.traces.HasFold(job.path)
 	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, Trace: trace})
 	if err != nil {
 		return fail(p, err)
@@ -620,7 +625,11 @@ func (r *importRun) claudePredictions(job *importJob, harness string, res *impor
 	}
 	tr := res.Trace // traced in the pass when it read the file from its start
 	if tr != nil {
-		r.traces.put(job.path, tr)
+		// Kept only when a later session of the project may learn from it:
+		// a project's sessions all learn from its few latest transcripts.
+		if ccfold.MayLearnFrom(r.traces.Candidates(filepath.Dir(job.path)), job.path) {
+			r.traces.put(job.path, tr)
+		}
 	} else {
 		var err error
 		if tr, err = r.traces.Trace(job.path); err != nil {
@@ -641,14 +650,17 @@ func (r *importRun) predictsFolds(job *importJob, harness string) bool {
 }
 
 // traceCacheBytes bounds the transcripts (by file size) whose traces an
-// import keeps for fold predictions.
-const traceCacheBytes = 256 << 20
+// import keeps for fold predictions: what one project's sessions learn
+// from (ccfold reads at most 48 MB of a project's latest transcripts) and
+// some. Files are imported folder by folder, so the least recently used
+// traces are another project's. It was 256 MB, and kept every traced
+// file: most of an import's peak memory (issue 17).
+const traceCacheBytes = 64 << 20
 
 // traceCache keeps the traces an import read, and whether files have a
 // fold, by path, while the file's size and modification time are
 // unchanged; the least recently used traces go first past the bound.
-// Workers reading one file at once may both decode it: the cache saves
-// work, it does not serialize it.
+// Workers asking for one file at once decode it once (Trace).
 type traceCache struct {
 	mu    sync.Mutex
 	limit int64
@@ -656,6 +668,51 @@ type traceCache struct {
 	m     map[string]*cachedTrace
 	folds map[string]cachedFold
 	tick  int64
+	// reading has the files being decoded, closed when done.
+	reading map[string]chan struct{}
+	// lists are the project folders' candidates, listed once per import.
+	lists map[string][]ccfold.Candidate
+	// histories are what replaying a project's latest transcripts taught,
+	// by the list replayed (ccfold.HistoryCache).
+	histories map[string]*ccfold.History
+}
+
+// maxHistories bounds the histories kept: a handful per project folder,
+// and folders come one after another.
+const maxHistories = 64
+
+// History implements ccfold.HistoryCache.
+func (c *traceCache) History(key string, build func() *ccfold.History) *ccfold.History {
+	c.mu.Lock()
+	h, ok := c.histories[key]
+	c.mu.Unlock()
+	if ok {
+		return h
+	}
+	h = build()
+	c.mu.Lock()
+	if len(c.histories) >= maxHistories {
+		clear(c.histories)
+	}
+	c.histories[key] = h
+	c.mu.Unlock()
+	return h
+}
+
+// Candidates implements ccfold.Lister: a folder is listed once per import
+// (it was listed for every session, a stat of every transcript each time).
+func (c *traceCache) Candidates(dir string) []ccfold.Candidate {
+	c.mu.Lock()
+	l, ok := c.lists[dir]
+	c.mu.Unlock()
+	if ok {
+		return l
+	}
+	l = ccfold.Candidates(dir)
+	c.mu.Lock()
+	c.lists[dir] = l
+	c.mu.Unlock()
+	return l
 }
 
 type cachedTrace struct {
@@ -672,7 +729,8 @@ type cachedFold struct {
 }
 
 func newTraceCache(limit int64) *traceCache {
-	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}}
+	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}, reading: map[string]chan struct{}{},
+		lists: map[string][]ccfold.Candidate{}, histories: map[string]*ccfold.History{}}
 }
 
 // HasFold implements ccfold.Transcripts.
@@ -694,26 +752,65 @@ func (c *traceCache) HasFold(path string) bool {
 	return has
 }
 
-// Trace implements ccfold.Transcripts.
+// Decoding implements ccfold.Decoding.
+func (c *traceCache) Decoding(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, busy := c.reading[path]
+	return busy
+}
+
+// Trace implements ccfold.Transcripts. A file another worker is decoding
+// is waited for, not decoded twice: every session of a project asks for
+// the same few latest transcripts, so without this both workers decoded
+// each of them at once (issue 17's profile).
 func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	c.tick++
-	if e, ok := c.m[path]; ok && e.size == st.Size() && e.mod.Equal(st.ModTime()) {
-		e.used = c.tick
+	for {
+		c.mu.Lock()
+		c.tick++
+		if e, ok := c.m[path]; ok && e.size == st.Size() && e.mod.Equal(st.ModTime()) {
+			e.used = c.tick
+			c.mu.Unlock()
+			return e.tr, nil
+		}
+		wait, busy := c.reading[path]
+		if !busy {
+			wait = make(chan struct{})
+			c.reading[path] = wait
+			c.mu.Unlock()
+			break
+		}
 		c.mu.Unlock()
-		return e.tr, nil
+		<-wait // then look again: it may have failed, or been evicted
 	}
-	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		close(c.reading[path])
+		delete(c.reading, path)
+		c.mu.Unlock()
+	}()
 	tr, err := ccfold.ReadTrace(path)
 	if err != nil {
 		return nil, err
 	}
 	c.store(path, tr, st)
 	return tr, nil
+}
+
+// has says the cache holds the file's trace as the file is now.
+func (c *traceCache) has(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[path]
+	return ok && e.size == st.Size() && e.mod.Equal(st.ModTime())
 }
 
 // put keeps a trace an import pass built of the file as it is now.

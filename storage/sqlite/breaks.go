@@ -42,6 +42,12 @@ type ledgerState struct {
 	// The session's rewrites, read at its first break (rewriteBetween).
 	rewrites       []rewriteRef
 	rewritesLoaded bool
+	// nextSeq is the session's next sequence number, once a request of
+	// this transaction read it (recordRequestTx); 0: not known.
+	nextSeq int64
+	// noneAwaiting: a request of this transaction found that no allowed
+	// rewrite of the session waits for its actual cold tokens.
+	noneAwaiting bool
 	// freshFile: the pass is a file's first, so a thread of its own (a
 	// subagent's, named after the file) has no rows stored before it. A
 	// row that was (a copy of the file imported from elsewhere) is a

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,5 +175,114 @@ func TestRepurposedSummaryCallLeavesTheLedger(t *testing.T) {
 	var thread string
 	if err := db.sql.QueryRow("SELECT thread FROM requests WHERE request_id = 'c3'").Scan(&thread); err != nil || thread != "compaction:c3" {
 		t.Fatalf("thread %q, %v", thread, err)
+	}
+}
+
+// Requests recorded concurrently share group commits, whose requests are
+// judged against a ledger state remembered through the transaction; a
+// rewrite decided in between makes it forget. The ledger they leave is the
+// one a rebuild from the stored rows gives.
+func TestGroupCommitLedgerMatchesRebuild(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	sessions := []string{"g:1", "g:2", "g:3"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for c := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 12 {
+				n := c*12 + i
+				s := sessions[n%3]
+				r := impReq(s, fmt.Sprint("r", n), t0.Add(time.Duration(n)*time.Second), storage.PurposeConversation,
+					pricing.Usage{Input: 3, CacheRead: int64(1000 * (n % 7)), CacheWrite: int64(2000 + 100*(n%5)), Output: 10})
+				switch n % 6 {
+				case 1:
+					r.Purpose = storage.PurposeSubagent
+				case 4:
+					r.Model = "claude-sonnet-4-6" // a family switch, and back
+				}
+				if n%50 == 7 {
+					r.At = r.At.Add(time.Hour) // idle past the TTL
+				}
+				if _, err := db.RecordRequest(ctx, *r); err != nil {
+					errs <- err
+					return
+				}
+				if n%40 == 5 {
+					id := fmt.Sprint("rw", n)
+					// Allowed as it is stored (auto mode): a decision
+					// arriving later would judge the requests between
+					// differently from a rebuild whatever the groups do.
+					if _, err := db.CreateRewrite(ctx, storage.Rewrite{ID: id, Session: storage.SessionMeta{ID: s}, At: r.At, Kind: "summary", Trigger: "auto",
+						Mode: "auto", Status: storage.StatusDecided, Decision: "allow", Reason: "auto", DecidedAt: r.At}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	causes := map[string]int{}
+	for _, s := range sessions {
+		judged := breaksOf(t, db, s)
+		if err := db.RebuildBreaks(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if rebuilt := breaksOf(t, db, s); !reflect.DeepEqual(judged, rebuilt) {
+			t.Fatalf("session %s: rebuilt\n%+v\nas judged in groups\n%+v", s, rebuilt, judged)
+		}
+		for _, b := range judged {
+			causes[b.Cause]++
+		}
+	}
+	// The rows exercise what the remembered state holds: threads, families
+	// (a switch to a model and back), idle gaps and rewrites.
+	for _, c := range []string{"prefix", "rewrite", "idle"} {
+		if causes[c] == 0 {
+			t.Errorf("no %s break among %v: the test no longer covers it", c, causes)
+		}
+	}
+}
+
+// One group commit, in order: a request, a rewrite allowed at once, the
+// next request. The rewrite is another write, so the group forgets what it
+// remembered of the session (no rewrite awaiting, the ledger): the second
+// request fills the rewrite's actual cold tokens and breaks with it as its
+// cause, as it would in a transaction of its own.
+func TestGroupCommitForgetsAfterARewrite(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	rec := func(r *storage.Request) *writeJob {
+		return &writeJob{ctx: ctx, record: true, ready: make(chan struct{}), fn: func(q querier) (any, error) { return recordRequestTx(ctx, q, *r) }}
+	}
+	r1 := impReq("g", "r1", t0, storage.PurposeConversation, pricing.Usage{Input: 3, CacheWrite: 30000, Output: 10})
+	r2 := impReq("g", "r2", t0.Add(time.Minute), storage.PurposeConversation, pricing.Usage{Input: 3, CacheRead: 2000, CacheWrite: 9000, Output: 10})
+	rw := storage.Rewrite{ID: "rw", Session: storage.SessionMeta{ID: "g"}, At: t0.Add(30 * time.Second), Kind: "summary", Trigger: "auto",
+		Mode: "auto", Status: storage.StatusDecided, Decision: "allow", Reason: "auto", DecidedAt: t0.Add(30 * time.Second)}
+	jobs := []*writeJob{
+		rec(r1),
+		{ctx: ctx, ready: make(chan struct{}), fn: func(q querier) (any, error) { return createRewriteTx(ctx, q, rw) }},
+		rec(r2),
+	}
+	if err := db.writer.run(jobs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Rewrite(ctx, "rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ActualCold == nil || *got.ActualCold != r2.Usage.Uncached() {
+		t.Fatalf("actual cold tokens %v, want %d", got.ActualCold, r2.Usage.Uncached())
+	}
+	bs := breaksOf(t, db, "g")
+	if len(bs) != 1 || bs[0].Cause != "rewrite" || bs[0].Rewrite == nil || *bs[0].Rewrite != "rw" {
+		t.Fatalf("breaks %+v, want one caused by the rewrite", bs)
 	}
 }

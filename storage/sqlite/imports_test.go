@@ -382,3 +382,56 @@ func TestImportCompletesTheRewriteAskedAboutInsteadOfAddingATwin(t *testing.T) {
 		t.Fatalf("after a restart: %v", left)
 	}
 }
+
+// cancelAfter is a context that reports itself cancelled from its nth
+// look on: a caller cancelling while a group is being stored.
+type cancelAfter struct {
+	context.Context
+	looks, n int
+}
+
+func (c *cancelAfter) Err() error {
+	c.looks++
+	if c.looks >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// The statements of an import run without the caller's cancellation (no
+// goroutine per statement), so the passes look at it between rows: a
+// cancel in the middle of a group stores nothing of the group, and the
+// same passes stored afterwards give the rows they give on their own.
+func TestStoreImportsCancelledMidGroupStoresNothing(t *testing.T) {
+	passes := sampleItems()
+	group := func() []ImportBatch {
+		return []ImportBatch{
+			batch("/logs/a.jsonl", ImportState{Path: "/logs/a.jsonl"}, 100, passes[0]),
+			batch("/logs/b.jsonl", ImportState{Path: "/logs/b.jsonl"}, 100, passes[1]),
+		}
+	}
+	rows := len(passes[0]) + len(passes[1])
+	for n := 1; ; n++ {
+		db := openTest(t)
+		stats, _, err := db.StoreImports(&cancelAfter{Context: context.Background(), n: n}, group())
+		if err == nil {
+			// The cancel came after the last look: everything is stored.
+			if n <= rows {
+				t.Fatalf("cancelled at look %d of a group of %d rows, and it was stored: the rows are not looked at one by one", n, rows)
+			}
+			if stats[0].Requests != 7 || stats[1].Requests != 3 {
+				t.Fatalf("stored: %+v", stats)
+			}
+			return
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled at look %d: err %v, want context.Canceled", n, err)
+		}
+		for _, tab := range []string{"requests", "rewrites", "sessions", "imports", "breaks"} {
+			var count int
+			if err := db.sql.QueryRow("SELECT COUNT(*) FROM " + tab).Scan(&count); err != nil || count != 0 {
+				t.Fatalf("cancelled at look %d: %d rows in %s (%v)", n, count, tab, err)
+			}
+		}
+	}
+}

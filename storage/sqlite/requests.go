@@ -17,8 +17,12 @@ import (
 // second possible; every caller still hears back only after the commit that
 // holds its row.
 func (db *DB) RecordRequest(ctx context.Context, r storage.Request) (storage.StoredRequest, error) {
-	res, err := db.writer.submit(ctx, func(tx querier) (any, error) {
-		return recordRequestTx(ctx, tx, r)
+	// Once queued, a job runs and is answered whatever its context does
+	// (groupWriter.submit): its statements run without the cancellation,
+	// which saves mattn/go-sqlite3's goroutine per statement (issue 17).
+	run := context.WithoutCancel(ctx)
+	res, err := db.writer.submitRecord(ctx, func(tx querier) (any, error) {
+		return recordRequestTx(run, tx, r)
 	})
 	if err != nil {
 		return storage.StoredRequest{}, fmt.Errorf("recording request %q of session %q: %w", r.RequestID, r.Session.ID, err)
@@ -101,10 +105,6 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 	if r.Prices == "" {
 		r.Prices = "{}"
 	}
-	// Two statements in the common case. The request goes in first, with
-	// the next sequence number; a retried request id inserts nothing (the
-	// foreign key to sessions is deferred to COMMIT, so the session may be
-	// created right after).
 	// A request with a witness on the other side (twins.go) is stored once.
 	if r.Via != "" {
 		if rid, ok, err := twinTx(ctx, tx, r); err != nil || ok {
@@ -114,21 +114,49 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 			return storedRequestTx(ctx, tx, r.Session.ID, rid)
 		}
 	}
-	var seq int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
+	// The cache-break ledger's state of the session, remembered through
+	// the transaction when it records several (a group commit).
+	var l *ledgerState
+	if st, ok := tx.(*stmtTx); ok {
+		l = st.ledger(r.Session.ID)
+	} else {
+		l = newLedgerState(r.Session.ID)
+	}
+	// The request is judged before it is written, so its row carries the
+	// cache lifetime the ledger hands on (no UPDATE after it): its
+	// sequence number is the session's count plus one, read once per
+	// transaction and then counted along.
+	seq := l.nextSeq
+	if seq == 0 {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1`, r.Session.ID).Scan(&seq); err != nil {
+			return storage.StoredRequest{}, fmt.Errorf("reading the session's request count: %w", err)
+		}
+	}
+	j, err := l.judge(ctx, tx, &r, seq)
+	if err != nil {
+		return storage.StoredRequest{}, err
+	}
+	// Two statements in the common case. The request goes in first; a
+	// retried request id inserts nothing and leaves the ledger as it was
+	// (the foreign key to sessions is deferred to COMMIT, so the session
+	// may be created right after).
+	res, err := tx.ExecContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
 		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, thread, started_by, ttl_seconds, via, message_uuid)
-		VALUES (?, ?, COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session_id, request_id) DO NOTHING RETURNING seq`,
-		r.Session.ID, r.RequestID, r.Session.ID, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
+		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, thread, started_by, ttl_seconds, cache_ttl, via, message_uuid)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, request_id) DO NOTHING`,
+		r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
 		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, contextTokens,
 		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak),
-		r.Thread, r.StartedBy, r.TTLSeconds, r.Via, r.MessageUUID).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID)
-	}
+		r.Thread, r.StartedBy, r.TTLSeconds, j.next.TTLSeconds, r.Via, r.MessageUUID)
 	if err != nil {
 		return storage.StoredRequest{}, fmt.Errorf("inserting request: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return storage.StoredRequest{}, fmt.Errorf("inserting request: %w", err)
+	} else if n == 0 {
+		l.nextSeq = seq // a retry: nothing was added
+		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID)
 	}
 
 	// Then the session: created on first sight, its metadata refreshed and
@@ -143,45 +171,30 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 		pricedDefault = 1
 	}
 	m, ms := r.Session, r.At.UnixMilli()
-	var awaiting bool
-	if err := tx.QueryRowContext(ctx, `
-INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at,
-  requests, input, cache_read, cache_write, cache_write_1h, output, cost_usd, last_context, priced_by_default)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?)
-ON CONFLICT(id) DO UPDATE SET `+sessionMetaUpdate+`,
-  requests         = sessions.requests + 1,
-  input            = sessions.input + excluded.input,
-  cache_read       = sessions.cache_read + excluded.cache_read,
-  cache_write      = sessions.cache_write + excluded.cache_write,
-  cache_write_1h   = sessions.cache_write_1h + excluded.cache_write_1h,
-  output           = sessions.output + excluded.output,
-  cost_usd         = sessions.cost_usd + excluded.cost_usd,
-  last_context     = CASE WHEN ? THEN excluded.last_context ELSE sessions.last_context END,
-  priced_by_default = MAX(sessions.priced_by_default, excluded.priced_by_default)
-RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'allow' AND actual_cold IS NULL)`,
-		m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms,
+	args := []any{m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms,
 		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, r.Cost.Total, lastContext, pricedDefault,
-		lastContext.Valid, m.ID).Scan(&awaiting); err != nil {
+		lastContext.Valid}
+	var awaiting bool
+	if l.noneAwaiting {
+		// Known since an earlier request of this transaction: no rewrite
+		// of the session waits for its actual cold tokens.
+		if _, err := tx.ExecContext(ctx, upsertRecordedSession, args...); err != nil {
+			return storage.StoredRequest{}, fmt.Errorf("saving session %q: %w", m.ID, err)
+		}
+	} else if err := tx.QueryRowContext(ctx, upsertRecordedSession+`
+RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'allow' AND actual_cold IS NULL)`, append(args, m.ID)...).Scan(&awaiting); err != nil {
 		return storage.StoredRequest{}, fmt.Errorf("saving session %q: %w", m.ID, err)
+	} else if !awaiting {
+		l.noneAwaiting = true
 	}
 	st := storage.StoredRequest{
 		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
 		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
 	}
-	// The cache-break ledger: judged against the session's earlier rows.
-	l := newLedgerState(r.Session.ID)
-	j, err := l.judge(ctx, tx, &r, seq)
-	if err != nil {
-		return st, err
-	}
 	if err := l.commit(ctx, tx, j); err != nil {
 		return st, err
 	}
-	if ttl := j.next.TTLSeconds; ttl != 0 {
-		if _, err := tx.ExecContext(ctx, "UPDATE requests SET cache_ttl = ? WHERE session_id = ? AND seq = ?", ttl, r.Session.ID, seq); err != nil {
-			return st, fmt.Errorf("storing the cache lifetime: %w", err)
-		}
-	}
+	l.nextSeq = seq + 1
 	st.Break = j.brk
 	if !awaiting || r.Purpose != storage.PurposeConversation {
 		return st, nil
@@ -198,6 +211,23 @@ RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'al
 	}
 	return st, nil
 }
+
+// upsertRecordedSession creates a recorded request's session on first
+// sight, refreshes what the request says of it and advances its totals.
+const upsertRecordedSession = `
+INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at,
+  requests, input, cache_read, cache_write, cache_write_1h, output, cost_usd, last_context, priced_by_default)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?)
+ON CONFLICT(id) DO UPDATE SET ` + sessionMetaUpdate + `,
+  requests         = sessions.requests + 1,
+  input            = sessions.input + excluded.input,
+  cache_read       = sessions.cache_read + excluded.cache_read,
+  cache_write      = sessions.cache_write + excluded.cache_write,
+  cache_write_1h   = sessions.cache_write_1h + excluded.cache_write_1h,
+  output           = sessions.output + excluded.output,
+  cost_usd         = sessions.cost_usd + excluded.cost_usd,
+  last_context     = CASE WHEN ? THEN excluded.last_context ELSE sessions.last_context END,
+  priced_by_default = MAX(sessions.priced_by_default, excluded.priced_by_default)`
 
 // storedRequestTx reads back a stored request: a retry gets the first
 // answer, and nothing is written.

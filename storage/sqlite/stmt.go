@@ -54,7 +54,30 @@ type stmtTx struct {
 	tx    *sql.Tx
 	cache *stmtCache
 	local map[string]*sql.Stmt
+	// ledgers are the cache-break ledger's states of the sessions whose
+	// requests this transaction recorded: the requests of a group commit
+	// are judged as an import pass's are, the thread's last request and
+	// the session's rewrites read once per group, not once per request.
+	// Any other write in the transaction forgets them (forgetLedgers).
+	ledgers map[string]*ledgerState
 }
+
+// ledger is the session's ledger state in this transaction.
+func (s *stmtTx) ledger(session string) *ledgerState {
+	if l, ok := s.ledgers[session]; ok {
+		return l
+	}
+	if s.ledgers == nil {
+		s.ledgers = map[string]*ledgerState{}
+	}
+	l := newLedgerState(session)
+	s.ledgers[session] = l
+	return l
+}
+
+// forgetLedgers drops the remembered ledger states: a write other than a
+// recorded request may have changed what they remember.
+func (s *stmtTx) forgetLedgers() { s.ledgers = nil }
 
 func (db *DB) stmts(tx *sql.Tx) *stmtTx {
 	return &stmtTx{tx: tx, cache: &db.cache}

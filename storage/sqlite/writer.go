@@ -28,8 +28,11 @@ type groupWriter struct {
 }
 
 type writeJob struct {
-	ctx    context.Context
-	fn     func(q querier) (any, error)
+	ctx context.Context
+	fn  func(q querier) (any, error)
+	// record: the job only records requests (RecordRequest), which keeps
+	// the transaction's remembered ledger states true.
+	record bool
 	result any
 	err    error
 	ready  chan struct{}
@@ -49,7 +52,16 @@ func newGroupWriter(db *DB) *groupWriter {
 var errClosed = errors.New("database closed")
 
 func (w *groupWriter) submit(ctx context.Context, fn func(q querier) (any, error)) (any, error) {
-	job := &writeJob{ctx: ctx, fn: fn, ready: make(chan struct{})}
+	return w.enqueue(&writeJob{ctx: ctx, fn: fn, ready: make(chan struct{})})
+}
+
+// submitRecord is submit for a job that only records requests.
+func (w *groupWriter) submitRecord(ctx context.Context, fn func(q querier) (any, error)) (any, error) {
+	return w.enqueue(&writeJob{ctx: ctx, fn: fn, record: true, ready: make(chan struct{})})
+}
+
+func (w *groupWriter) enqueue(job *writeJob) (any, error) {
+	ctx := job.ctx
 	select {
 	case w.jobs <- job:
 	case <-w.done:
@@ -162,6 +174,9 @@ func (w *groupWriter) run(jobs []*writeJob) error {
 	q := w.db.stmts(tx)
 	for _, j := range jobs {
 		j.result, j.err = j.fn(q)
+		if !j.record {
+			q.forgetLedgers()
+		}
 		if j.err != nil {
 			tx.Rollback()
 			return fail(fmt.Errorf("rolled back with a failing write: %w", j.err))

@@ -20,7 +20,9 @@ package ccfold
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -180,6 +182,15 @@ type project struct {
 // NewHistory is an empty history.
 func NewHistory() *History {
 	return &History{projects: map[string]*project{}, prefix: map[string]int64{}}
+}
+
+// Clone is a copy of h that learns apart from it.
+func (h *History) Clone() *History {
+	c := &History{projects: make(map[string]*project, len(h.projects)), summaries: slices.Clone(h.summaries), prefix: maps.Clone(h.prefix)}
+	for cwd, p := range h.projects {
+		c.projects[cwd] = &project{summaries: slices.Clone(p.summaries), bases: slices.Clone(p.bases), manuals: slices.Clone(p.manuals)}
+	}
+	return c
 }
 
 func (h *History) project(cwd string) *project {

@@ -5,7 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"tollgate/app/importer"
@@ -74,6 +78,64 @@ type osTranscripts struct{}
 func (osTranscripts) HasFold(path string) bool                         { return HasFold(path) }
 func (osTranscripts) Trace(path string) (*importer.ClaudeTrace, error) { return ReadTrace(path) }
 
+// Candidate is a transcript EarlierSessions may learn from.
+type Candidate struct {
+	Path string
+	Info os.FileInfo
+}
+
+// Candidates lists the transcripts of a project folder that EarlierSessions
+// chooses from: regular *.jsonl files of at most historyFileBytes, the most
+// recently written first.
+func Candidates(dir string) []Candidate {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	var cands []Candidate
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || st.Size() > historyFileBytes || !st.Mode().IsRegular() {
+			continue
+		}
+		cands = append(cands, Candidate{p, st})
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Info.ModTime().After(cands[j].Info.ModTime()) })
+	return cands
+}
+
+// MayLearnFrom says whether EarlierSessions, for some session of the
+// folder, can read path: it is among the folder's first historySessions+1
+// candidates (a session passes over itself). An import keeps the traces
+// of these only.
+func MayLearnFrom(cands []Candidate, path string) bool {
+	for i, c := range cands {
+		if i > historySessions {
+			return false
+		}
+		if c.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// Decoding is a Transcripts that says which transcripts another caller is
+// decoding right now (an import's workers share one cache).
+type Decoding interface {
+	Decoding(path string) bool
+}
+
+// HistoryCache is a Transcripts that keeps what replaying a list of
+// transcripts taught (an import), by a key naming the list: History returns
+// the kept one or build's, which the caller does not change.
+type HistoryCache interface {
+	History(key string, build func() *History) *History
+}
+
+// Lister is a Transcripts that also lists a folder's candidates (an
+// import lists each folder once, not once per session).
+type Lister interface {
+	Candidates(dir string) []Candidate
+}
+
 // EarlierSessionsFrom is EarlierSessions reading the transcripts through
 // read: an import that predicts many sessions of one project (a cache)
 // reads each once.
@@ -86,40 +148,58 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 	if err != nil {
 		return h
 	}
-	paths, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.jsonl"))
-	type cand struct {
-		path string
-		mod  time.Time
-		size int64
+	var cands []Candidate
+	if l, ok := read.(Lister); ok {
+		cands = l.Candidates(filepath.Dir(path))
+	} else {
+		cands = Candidates(filepath.Dir(path))
 	}
-	var cands []cand
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil || os.SameFile(st, self) || st.Size() > historyFileBytes || !st.Mode().IsRegular() {
+	var total int64
+	var take []Candidate
+	for _, c := range cands {
+		if os.SameFile(c.Info, self) {
 			continue
 		}
-		cands = append(cands, cand{p, st.ModTime(), st.Size()})
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].mod.After(cands[j].mod) })
-	var total int64
-	var take []cand
-	for _, c := range cands {
-		if len(take) == historySessions || total+c.size > historyTotalBytes {
+		if len(take) == historySessions || total+c.Info.Size() > historyTotalBytes {
 			break
 		}
 		take = append(take, c)
-		total += c.size
+		total += c.Info.Size()
 	}
 	type earlier struct {
 		tr    *importer.ClaudeTrace
 		start time.Time
+		path  string
+		size  int64
+		mod   time.Time
+	}
+	// A transcript another caller is decoding is taken once the others
+	// are: two workers asking for a project's history then decode half of
+	// it each, instead of one decoding while the other waits for the same
+	// file (issue 17).
+	busy, _ := read.(Decoding)
+	rest := slices.Clone(take)
+	next := func() Candidate {
+		k := 0
+		if busy != nil {
+			for i, c := range rest {
+				if !busy.Decoding(c.Path) {
+					k = i
+					break
+				}
+			}
+		}
+		c := rest[k]
+		rest = slices.Delete(rest, k, k+1)
+		return c
 	}
 	var learn []earlier
-	for _, c := range take {
-		if !read.HasFold(c.path) {
+	for len(rest) > 0 {
+		c := next()
+		if !read.HasFold(c.Path) {
 			continue // what a session without a fold teaches (a restart's prefix) is not worth decoding it
 		}
-		tr, err := read.Trace(c.path)
+		tr, err := read.Trace(c.Path)
 		if err != nil {
 			continue
 		}
@@ -127,13 +207,38 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 		if end.IsZero() || !end.Before(before) {
 			continue // empty, or not over when this session started
 		}
-		learn = append(learn, earlier{tr, start})
+		learn = append(learn, earlier{tr, start, c.Path, c.Info.Size(), c.Info.ModTime()})
 	}
-	sort.Slice(learn, func(i, j int) bool { return learn[i].start.Before(learn[j].start) })
-	for _, e := range learn {
-		Replay(e.tr, h, Env{})
+	// Oldest first; the order they were read in does not matter.
+	sort.SliceStable(learn, func(i, j int) bool {
+		if !learn[i].start.Equal(learn[j].start) {
+			return learn[i].start.Before(learn[j].start)
+		}
+		return learn[i].path < learn[j].path
+	})
+	build := func() *History {
+		h := NewHistory()
+		for _, e := range learn {
+			Replay(e.tr, h, Env{})
+		}
+		return h
 	}
-	return h
+	if c, ok := read.(HistoryCache); ok && len(learn) > 0 {
+		// The sessions of a project mostly learn from the same latest
+		// transcripts: replayed once, then copied (an import of a project
+		// with many sessions replayed the same eight for each).
+		var key strings.Builder
+		for _, e := range learn {
+			key.WriteString(e.path)
+			key.WriteString("\x00")
+			key.WriteString(strconv.FormatInt(e.size, 10))
+			key.WriteString("\x00")
+			key.WriteString(strconv.FormatInt(e.mod.UnixNano(), 10))
+			key.WriteString("\x00")
+		}
+		return c.History(key.String(), build).Clone()
+	}
+	return build()
 }
 
 // HasFold says the transcript has a compact_boundary line, reading it in
@@ -144,20 +249,49 @@ func HasFold(path string) bool {
 		return false
 	}
 	defer f.Close()
-	key := []byte(`"compact_boundary"`)
-	buf := make([]byte, 256<<10)
+	bp := foldBufs.Get().(*[]byte)
+	defer foldBufs.Put(bp)
+	buf := *bp
 	keep := 0
 	for {
 		n, err := f.Read(buf[keep:])
-		if bytes.Contains(buf[:keep+n], key) {
+		if containsFoldKey(buf[:keep+n]) {
 			return true
 		}
 		if err != nil {
 			return false
 		}
 		// Keep the tail, in case the key spans two reads.
-		keep = copy(buf, buf[max(keep+n-len(key), 0):keep+n])
+		keep = copy(buf, buf[max(keep+n-len(foldKey), 0):keep+n])
 	}
+}
+
+// foldBufs are HasFold's read buffers: an import asks about every
+// transcript, and a fresh 256 KB each time was a tenth of its garbage.
+var foldBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// foldKey is what a compact_boundary line holds.
+var foldKey = []byte(`"compact_boundary"`)
+
+// containsFoldKey is bytes.Contains(b, foldKey), searched from the key's
+// rare tail: bytes.Index looks for a key's first byte, and a quote is
+// every tenth byte of a transcript (a quarter of HasFold's time went to
+// those false starts; from "_boundary" it reads at memory speed).
+func containsFoldKey(b []byte) bool {
+	const head = len(`"compact`)
+	tail := foldKey[head:]
+	for from := head; from <= len(b); {
+		i := bytes.Index(b[from:], tail)
+		if i < 0 {
+			return false
+		}
+		at := from + i
+		if bytes.Equal(b[at-head:at], foldKey[:head]) {
+			return true
+		}
+		from = at + 1
+	}
+	return false
 }
 
 // span is the first and last moment of a trace (zero when it has none).

@@ -1,12 +1,17 @@
 package ccfold
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"tollgate/app/importer"
 )
 
 // OSFiles reads regular files whole up to the limit, and nothing else.
@@ -122,5 +127,87 @@ func TestOSFilesRefusesAFIFO(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("reading a FIFO blocked")
+	}
+}
+
+// FuzzContainsFoldKey holds the tail-first search to bytes.Contains.
+func FuzzContainsFoldKey(f *testing.F) {
+	for _, s := range []string{`{"subtype":"compact_boundary"}`, `_boundary"`, `"compact_boundary`, `x"compact"compact_boundary"`,
+		`"compac_boundary" "compact_boundary"`, `"compact_boundary""compact_boundary"`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := containsFoldKey(b), bytes.Contains(b, foldKey); got != want {
+			t.Fatalf("%q: %v, bytes.Contains %v", b, got, want)
+		}
+	})
+}
+
+// askedTranscripts records which transcripts EarlierSessionsFrom looks at.
+type askedTranscripts struct{ asked map[string]bool }
+
+func (a *askedTranscripts) HasFold(path string) bool {
+	a.asked[path] = true
+	return false
+}
+
+func (a *askedTranscripts) Trace(path string) (*importer.ClaudeTrace, error) {
+	a.asked[path] = true
+	return &importer.ClaudeTrace{}, nil
+}
+
+// listed is askedTranscripts that lists folders too (an import's cache).
+type listed struct{ *askedTranscripts }
+
+func (listed) Candidates(dir string) []Candidate { return Candidates(dir) }
+
+// What an import keeps (MayLearnFrom) covers every transcript
+// EarlierSessions reads for any session of the folder, whether or not the
+// reader lists the folder itself.
+func TestMayLearnFromCoversEarlierSessions(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 14 {
+		p := filepath.Join(dir, fmt.Sprintf("s%02d.jsonl", i))
+		// sizes vary so that the byte bound, not only the count, decides
+		size := 1 << (10 + i%4)
+		if i == 3 {
+			size = historyFileBytes + 1 // too large to learn from
+		}
+		if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mod := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration((i*5)%14) * time.Hour)
+		if err := os.Chtimes(p, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	cands := Candidates(dir)
+	kept := 0
+	for _, p := range paths {
+		if MayLearnFrom(cands, p) {
+			kept++
+		}
+	}
+	if kept != historySessions+1 {
+		t.Fatalf("%d transcripts kept, want %d", kept, historySessions+1)
+	}
+	for _, self := range paths {
+		plain := &askedTranscripts{asked: map[string]bool{}}
+		EarlierSessionsFrom(self, time.Now(), plain)
+		viaList := &askedTranscripts{asked: map[string]bool{}}
+		EarlierSessionsFrom(self, time.Now(), listed{viaList})
+		if !reflect.DeepEqual(plain.asked, viaList.asked) {
+			t.Fatalf("%s: read %v, with a listing %v", self, plain.asked, viaList.asked)
+		}
+		if len(plain.asked) == 0 {
+			t.Fatalf("%s: nothing read", self)
+		}
+		for p := range plain.asked {
+			if !MayLearnFrom(cands, p) {
+				t.Errorf("%s learns from %s, which an import would not keep", self, p)
+			}
+		}
 	}
 }

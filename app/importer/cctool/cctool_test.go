@@ -1,0 +1,124 @@
+package cctool
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// referenceInput and referenceResult decode as the tracer did with
+// encoding/json before issue 17.
+func referenceInput(b []byte) (Input, bool) {
+	var in struct {
+		FilePath   string `json:"file_path"`
+		Content    string `json:"content"`
+		OldString  string `json:"old_string"`
+		NewString  string `json:"new_string"`
+		ReplaceAll bool   `json:"replace_all"`
+		Plan       string `json:"plan"`
+		Edits      []struct {
+			OldString  string `json:"old_string"`
+			NewString  string `json:"new_string"`
+			ReplaceAll bool   `json:"replace_all"`
+		} `json:"edits"`
+	}
+	if json.Unmarshal(b, &in) != nil {
+		return Input{}, false
+	}
+	out := Input{FilePath: in.FilePath, Content: in.Content, OldString: in.OldString, NewString: in.NewString, ReplaceAll: in.ReplaceAll, PlanLen: len(in.Plan)}
+	for _, e := range in.Edits {
+		out.Edits = append(out.Edits, Edit{e.OldString, e.NewString, e.ReplaceAll})
+	}
+	return out, true
+}
+
+func referenceResult(b []byte) (Result, bool) {
+	var r struct {
+		File *struct {
+			Content    string `json:"content"`
+			StartLine  int    `json:"startLine"`
+			NumLines   int    `json:"numLines"`
+			TotalLines int    `json:"totalLines"`
+		} `json:"file"`
+		Content      *string `json:"content"`
+		OriginalFile *string `json:"originalFile"`
+	}
+	if json.Unmarshal(b, &r) != nil {
+		return Result{}, false
+	}
+	var out Result
+	if r.File != nil {
+		out.HasFile, out.FileContent, out.StartLine, out.NumLines, out.TotalLines = true, r.File.Content, r.File.StartLine, r.File.NumLines, r.File.TotalLines
+	}
+	if r.Content != nil {
+		out.Content, out.HasContent = *r.Content, true
+	}
+	if r.OriginalFile != nil {
+		out.OriginalFile, out.HasOriginal = *r.OriginalFile, true
+	}
+	return out, true
+}
+
+// FuzzDecode holds DecodeInput and DecodeResult to encoding/json on every
+// text Claude Code could write: valid JSON in UTF-8 (encoding/json would
+// replace a bad byte with U+FFFD), objects, keys spelled exactly
+// (encoding/json also takes "File_Path" for file_path).
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"file_path":"/a","old_string":"a\"b","new_string":"c\u00e9","replace_all":true}`,
+		`{"file_path":"/a","edits":[{"old_string":"a","new_string":"b"},null,{"replace_all":null}]}`,
+		`{"plan":"## plan\n1. x"}`,
+		`{"type":"text","file":{"content":"x\ny\n","startLine":1,"numLines":2,"totalLines":9}}`,
+		`{"file":null,"file":{"numLines":1.5}}`,
+		`{"originalFile":null,"content":"y","structuredPatch":[{"lines":["+y"]}]}`,
+		`{"file_path":"/a","file_path":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) || !utf8.Valid(b) || bytes.TrimSpace(b)[0] != '{' || foldedKey(b) {
+			t.Skip()
+		}
+		in, inOK := DecodeInput(b)
+		wantIn, wantInOK := referenceInput(b)
+		// No edits is no edits, whether the array was empty or absent.
+		if len(in.Edits) == 0 {
+			in.Edits = nil
+		}
+		if len(wantIn.Edits) == 0 {
+			wantIn.Edits = nil
+		}
+		if inOK != wantInOK || (inOK && !reflect.DeepEqual(in, wantIn)) {
+			t.Fatalf("input %q:\n got %v %+v\nwant %v %+v", b, inOK, in, wantInOK, wantIn)
+		}
+		got, ok := DecodeResult(b)
+		want, wantOK := referenceResult(b)
+		if ok != wantOK || (ok && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("result %q:\n got %v %+v\nwant %v %+v", b, ok, got, wantOK, want)
+		}
+	})
+}
+
+// foldedKey says a JSON text has a string encoding/json would take for a
+// field the decoders read, spelled otherwise.
+func foldedKey(b []byte) bool {
+	fields := []string{"file_path", "content", "old_string", "new_string", "replace_all", "plan", "edits",
+		"file", "startLine", "numLines", "totalLines", "originalFile"}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if v, ok := tok.(string); ok {
+			for _, f := range fields {
+				if v != f && strings.EqualFold(v, f) {
+					return true
+				}
+			}
+		}
+	}
+}

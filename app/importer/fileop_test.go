@@ -1,0 +1,211 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"tollgate/app/importer/testcorpus"
+)
+
+// fileOpReference is the tracer's file op as it was decoded with
+// encoding/json before issue 17: the reference the scanner's decoding
+// (tracer.fileOp) is held to.
+func fileOpReference(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
+	var in struct {
+		FilePath   string `json:"file_path"`
+		Content    string `json:"content"`
+		OldString  string `json:"old_string"`
+		NewString  string `json:"new_string"`
+		ReplaceAll bool   `json:"replace_all"`
+		Plan       string `json:"plan"`
+		Edits      []struct {
+			OldString  string `json:"old_string"`
+			NewString  string `json:"new_string"`
+			ReplaceAll bool   `json:"replace_all"`
+		} `json:"edits"`
+	}
+	if json.Unmarshal(tu.input, &in) != nil {
+		return
+	}
+	if tu.name == "ExitPlanMode" {
+		ev.Plan = len(in.Plan)
+		return
+	}
+	var r struct {
+		File *struct {
+			Content    string `json:"content"`
+			StartLine  int    `json:"startLine"`
+			NumLines   int    `json:"numLines"`
+			TotalLines int    `json:"totalLines"`
+		} `json:"file"`
+		Content      *string `json:"content"`
+		OriginalFile *string `json:"originalFile"`
+	}
+	if in.FilePath == "" || len(res) == 0 || res[0] != '{' || json.Unmarshal(res, &r) != nil {
+		return
+	}
+	op := FileOp{Tool: tu.name, Path: in.FilePath}
+	switch tu.name {
+	case "Read":
+		if r.File == nil {
+			return
+		}
+		op.Content, op.HasContent = r.File.Content, true
+		op.StartLine, op.NumLines, op.TotalLines = r.File.StartLine, r.File.NumLines, r.File.TotalLines
+		ev.ReadBytes += len(r.File.Content)
+		ev.ReadLines += r.File.NumLines
+	case "Write":
+		op.Content, op.HasContent = in.Content, true
+		if r.Content != nil {
+			op.Content = *r.Content
+		}
+	case "Edit", "MultiEdit":
+		if r.OriginalFile != nil {
+			op.Content, op.HasContent = *r.OriginalFile, *r.OriginalFile != ""
+		}
+		if tu.name == "Edit" {
+			op.Edits = []Edit{{in.OldString, in.NewString, in.ReplaceAll}}
+		}
+		for _, e := range in.Edits {
+			op.Edits = append(op.Edits, Edit{e.OldString, e.NewString, e.ReplaceAll})
+		}
+	}
+	ev.Files = append(ev.Files, op)
+}
+
+// sameFileOp fails t when the scanner and the reference make different
+// events of one tool's input and result.
+func sameFileOp(t *testing.T, name string, input, result []byte) {
+	t.Helper()
+	tu := traceToolUse{name: name, input: input}
+	var got, want TraceEvent
+	(&tracer{}).fileOp(&got, tu, result)
+	fileOpReference(&want, tu, result)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s input %.300s\nresult %.300s\nscanner   %+v\nreference %+v", name, input, result, got, want)
+	}
+}
+
+// TestFileOpMatchesReference holds the scanner's decoding of every file
+// tool's input and result in the real transcripts to encoding/json's.
+func TestFileOpMatchesReference(t *testing.T) {
+	data := testcorpus.SharedData(t)
+	paths, _ := filepath.Glob(filepath.Join(data, "claude-code", "*.jsonl"))
+	more, _ := filepath.Glob(filepath.Join(data, "claude-code", "*", "subagents", "*.jsonl"))
+	paths = append(paths, more...)
+	ops := 0
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uses := map[string]traceToolUse{}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var l struct {
+				Message struct {
+					Content json.RawMessage `json:"content"`
+				} `json:"message"`
+				ToolUseResult json.RawMessage `json:"toolUseResult"`
+			}
+			if json.Unmarshal(sc.Bytes(), &l) != nil {
+				continue
+			}
+			var blocks []struct {
+				Type      string          `json:"type"`
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Input     json.RawMessage `json:"input"`
+				ToolUseID string          `json:"tool_use_id"`
+			}
+			if json.Unmarshal(l.Message.Content, &blocks) != nil {
+				continue
+			}
+			for _, b := range blocks {
+				switch b.Type {
+				case "tool_use":
+					if fileTool(b.Name) {
+						uses[b.ID] = traceToolUse{b.Name, b.Input}
+					}
+				case "tool_result":
+					if tu, ok := uses[b.ToolUseID]; ok {
+						sameFileOp(t, tu.name, tu.input, l.ToolUseResult)
+						ops++
+					}
+				}
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ops < 50 {
+		t.Fatalf("only %d file tool results in the real transcripts", ops)
+	}
+	t.Logf("%d file tool results decoded alike", ops)
+}
+
+// FuzzFileOp holds the scanner's decoding to encoding/json's on any input
+// and result that Claude Code could write: valid JSON in UTF-8 (encoding/json
+// would replace a bad byte with U+FFFD), keys spelled exactly
+// (encoding/json also matches "File_Path" to file_path; the scanner, like
+// every other reader of the importer, does not).
+func FuzzFileOp(f *testing.F) {
+	f.Add("Read", []byte(`{"file_path":"/a"}`), []byte(`{"type":"text","file":{"content":"x\ny\n","startLine":1,"numLines":2,"totalLines":9}}`))
+	f.Add("Write", []byte(`{"file_path":"/a","content":"x"}`), []byte(`{"type":"create","content":"y","structuredPatch":[{"lines":["+y"]}]}`))
+	f.Add("Edit", []byte(`{"file_path":"/a","old_string":"a\"","new_string":"b\u00e9","replace_all":true}`), []byte(`{"originalFile":"a\"a","oldString":"a"}`))
+	f.Add("MultiEdit", []byte(`{"file_path":"/a","edits":[{"old_string":"a","new_string":"b"},null,{"replace_all":null}]}`), []byte(`{"originalFile":null}`))
+	f.Add("ExitPlanMode", []byte(`{"plan":"## plan\n1. x"}`), []byte(`{}`))
+	f.Add("Read", []byte(`{"file_path":"/a","file_path":null}`), []byte(`{"file":null,"file":{"numLines":1.5}}`))
+	f.Add("Edit", []byte(`{"file_path":"/a"}`), []byte(`"Error: not found"`))
+	f.Fuzz(func(t *testing.T, name string, input, result []byte) {
+		if !json.Valid(input) || !json.Valid(result) || !utf8.Valid(input) || !utf8.Valid(result) || foldedKey(input) || foldedKey(result) {
+			t.Skip()
+		}
+		sameFileOp(t, name, input, result)
+	})
+}
+
+// foldedKey says a JSON text has a string (a key, or a value: skipping
+// those too costs nothing) that encoding/json would take for a field the
+// decoders read, spelled otherwise.
+func foldedKey(b []byte) bool {
+	fields := []string{"file_path", "content", "old_string", "new_string", "replace_all", "plan", "edits",
+		"file", "startLine", "numLines", "totalLines", "originalFile"}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if v, ok := tok.(string); ok {
+			for _, f := range fields {
+				if v != f && strings.EqualFold(v, f) {
+					return true
+				}
+			}
+		}
+	}
+}
+
+// FuzzApplyOne holds an Edit's single replacement to strings.Replace's.
+func FuzzApplyOne(f *testing.F) {
+	for _, s := range [][3]string{{"a b a", "a", "z"}, {"abc", "", "x"}, {"abc", "d", "x"}, {"ééé", "é", ""}, {"", "", "new"}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, text, old, new string) {
+		op := FileOp{Edits: []Edit{{Old: old, New: new}}}
+		if got, want := op.Apply(text), strings.Replace(text, old, new, 1); got != want {
+			t.Fatalf("Apply(%q, %q → %q) = %q, strings.Replace %q", text, old, new, got, want)
+		}
+	})
+}
