@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -459,52 +458,6 @@ func TestImportBesideARunningWriter(t *testing.T) {
 	}
 }
 
-func TestWatchImportsWhatIsAppended(t *testing.T) {
-	db, settings, _ := importEnv(t)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "1f0b6f3a-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl")
-	line := func(i int) string {
-		return fmt.Sprintf(`{"type":"assistant","sessionId":"x","cwd":"/w","timestamp":"2026-02-12T16:02:%02d.000Z","requestId":"r%d","message":{"id":"m%d","model":"claude-opus-4-6","usage":{"input_tokens":1,"output_tokens":2}}}`+"\n", i, i, i)
-	}
-	os.WriteFile(path, []byte(line(1)), 0o644)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	src := []Source{{Path: dir, Harness: importer.ClaudeCode}}
-	if _, err := Files(ctx, db, settings, src, nil); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, db, settings, src, 20*time.Millisecond, nil) }()
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(line(2) + line(3))
-	f.Close()
-	sid := "claude-code:1f0b6f3a-1c1e-4c55-9d0e-3f1f2d0c9a11"
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		s, err := db.Session(context.Background(), sid)
-		if err == nil && s.Requests == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("watch did not import the appended lines: %+v %v", s, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("watch ended with %v", err)
-	}
-}
-
-// ── the benchmark ──────────────────────────────────────────────────────
-
-// BenchmarkImport imports a generated Claude Code corpus (~300 MB; set
-// TOLLGATE_BENCH_MB to change it) into a fresh database, parsing, pricing
-// and storing. When ccusage is found ($CCUSAGE, else on $PATH; install it
-// with app/importer/testdata/ccusage-bench.sh), each iteration also runs
-// `ccusage session --json --offline` over the same files, and the
-// benchmark reports both throughputs and their ratio, measured side by
-// side in one run.
 func BenchmarkImport(b *testing.B) {
 	mb := int64(300)
 	if v := os.Getenv("TOLLGATE_BENCH_MB"); v != "" {
