@@ -147,6 +147,16 @@ export function markSeen(home, lastDecision, version) {
 }
 
 /**
+ * The harness turn an answer belongs to: the user message it answers
+ * (OpenCode's parentID), shared by every step of that turn, so that a decline
+ * mutes the rest of the turn in tollgate (one question per turn, not one per
+ * tool-call step). Without it, a count of answers.
+ */
+export function turnOf(info, s) {
+  return typeof info?.parentID === 'string' && info.parentID !== '' ? info.parentID : String(s.turns)
+}
+
+/**
  * The hooks the plugin returns to OpenCode.
  * @param {{client: import('./client.js').TollgateClient, opencode: any, logger?: {warn: Function, info?: Function}, deadlineSeconds?: number, outputTokenMax?: number}} deps
  */
@@ -265,7 +275,7 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
     const envelope = Math.min(s.minCacheRead, contextTokens(due.info.tokens))
     const idleSeconds = Number.isFinite(due.info.time?.completed) ? Math.max(0, (Date.now() - due.info.time.completed) / 1000) : 0
     const question = buildAsk({ tokens: due.info.tokens, limit: due.limit, threshold: due.threshold, messages, compaction: state.cfg?.compaction ?? {},
-      envelope, idleSeconds, deadlineSeconds, turn: String(s.turns) })
+      envelope, idleSeconds, deadlineSeconds, turn: turnOf(due.info, s) })
     const decision = await client.askRewrite(sessionKey(id), question)
     markSeen(client.ep()?.home, `${decision.decision}${decision.reason ? ' (' + decision.reason + ')' : ''}`, state.version)
     if (decision.decision !== 'allow') logger.info?.(`tollgate: compaction of ${id} declined (${decision.reason}); the session goes on uncompacted`)
@@ -316,9 +326,13 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
       s.asking = asking
       try {
         const decision = await asking
-        // Unguarded (tollgate went away): the client already gave OpenCode
-        // its own setting back, so it compacts after this request as shipped.
-        if (decision.decision === 'allow' && decision.reason !== 'unguarded') arm(s, decision.rewrite)
+        // Every allow arms OpenCode's own compaction for this one request,
+        // an unguarded one too: when tollgate went away the client already
+        // gave OpenCode its setting back (arming changes nothing), and when
+        // tollgate refused the question (a 4xx) the guard still holds
+        // compaction.auto off, so without arming the session could never
+        // compact and would run into OpenCode's overflow error.
+        if (decision.decision === 'allow') arm(s, decision.rewrite)
       } catch (error) {
         logger.warn?.(`tollgate: ${error?.message ?? error}`)
       } finally {

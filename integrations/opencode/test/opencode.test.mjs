@@ -67,7 +67,7 @@ test('buildAsk spans the history before the tail OpenCode keeps', () => {
 
 /** A fake tollgate behind the client's fetch: engines, requests, answers. */
 function fakeTollgate(answer) {
-  const seen = { requests: [], asks: [], outcomes: [], up: true }
+  const seen = { requests: [], asks: [], outcomes: [], up: true, askStatus: 200 }
   const fetch = async (url, init) => {
     if (!seen.up) throw new Error('connect ECONNREFUSED')
     const path = new URL(url).pathname
@@ -76,7 +76,11 @@ function fakeTollgate(answer) {
     if (path === '/v1/engines') return reply(201, { engine: 'e_1' })
     if (path.endsWith('/heartbeat')) return reply(200, {})
     if (path.endsWith('/requests')) { seen.requests.push({ path, body }); return reply(201, {}) }
-    if (path.endsWith('/rewrites')) { seen.asks.push({ path, body }); return reply(200, { rewrite: 'r_1', status: 'decided', ...answer() }) }
+    if (path.endsWith('/rewrites')) {
+      seen.asks.push({ path, body })
+      if (seen.askStatus !== 200) return reply(seen.askStatus, { error: { code: 'too_large', message: 'body too large' } })
+      return reply(200, { rewrite: 'r_1', status: 'decided', ...answer() })
+    }
     if (path.endsWith('/outcome')) { seen.outcomes.push(body); return reply(200, {}) }
     return reply(404, { error: { code: 'not_found', message: path } })
   }
@@ -252,4 +256,35 @@ test('opencode run: not asked at idle (the process exits); the next run asks bef
   await next.guard.hooks['chat.params'](params('build'))
   assert.equal(next.tg.seen.asks.length, 1) // asked once for that answer
   await next.client.close()
+})
+
+test('a decline is for the whole user turn: every step of it asks with the same turn (its user message)', async () => {
+  const { tg, client, guard } = setup(() => ({ decision: 'decline', reason: 'user' }))
+  const cfg = {}
+  await guard.hooks.config(cfg)
+  await guard.hooks['chat.params'](params('build'))
+  for (const id of ['a1', 'a2', 'a3']) {
+    await guard.hooks.event(assistantDone(id, { input: 7500, output: 10, reasoning: 0, cache: { read: 0, write: 0 } }, { finish: 'tool-calls', parentID: 'u1' }))
+    await guard.hooks['chat.params'](params('build'))
+  }
+  await guard.hooks.event(assistantDone('a4', { input: 7600, output: 10, reasoning: 0, cache: { read: 0, write: 0 } }, { parentID: 'u2' }))
+  await guard.hooks['chat.params'](params('build'))
+  assert.deepEqual(tg.seen.asks.map(a => a.body.turn), ['u1', 'u1', 'u1', 'u2'])
+  await client.close()
+})
+
+test('tollgate refuses the question (4xx): OpenCode still compacts after the request, as it would unguarded', async () => {
+  const { tg, client, guard } = setup(() => ({ decision: 'allow', reason: 'user' }))
+  const cfg = {}
+  await guard.hooks.config(cfg)
+  assert.equal(cfg.compaction.auto, false)
+  tg.seen.askStatus = 413
+  await guard.hooks['chat.params'](params('build'))
+  await guard.hooks.event(assistantDone('a1', { input: 7500, output: 10, reasoning: 0, cache: { read: 0, write: 0 } }, { finish: 'tool-calls' }))
+  await guard.hooks['chat.params'](params('build'))
+  assert.equal(tg.seen.asks.length, 1)
+  assert.equal(cfg.compaction.auto, true) // armed for this request: OpenCode compacts after it
+  await guard.hooks.event(assistantDone('s1', { input: 100, output: 50, reasoning: 0, cache: { read: 0, write: 0 } }, { summary: true }))
+  assert.equal(cfg.compaction.auto, false) // and the guard holds it again
+  await client.close()
 })
