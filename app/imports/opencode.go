@@ -69,13 +69,27 @@ func (r *importRun) openCodeDB(path string) []FileResult {
 	if err == nil {
 		path = abs
 	}
-	logs, err := opencode.Read(r.ctx, path, opencode.Limits{})
+	// Only the sessions whose stamp changed since their last import are
+	// read; a state that cannot be read counts as changed (the store then
+	// says why).
+	changed := func(session, stamp string) bool {
+		prev, known, err := r.db.ImportStateOf(r.ctx, path+"#"+session)
+		return err != nil || !known || prev.HeadHash != stamp
+	}
+	logs, err := opencode.Read(r.ctx, path, opencode.Limits{}, changed)
 	if err != nil {
 		return []FileResult{{Path: path, Harness: opencode.Harness, Err: err, Error: err.Error()}}
 	}
 	out := make([]FileResult, 0, len(logs))
 	for _, l := range logs {
-		out = append(out, r.openCodeSession(path, l))
+		switch {
+		case l.Unchanged:
+			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: opencode.Harness, Session: l.Batch.Session.ID, Unchanged: true})
+		case l.Err != nil:
+			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: opencode.Harness, Session: l.Batch.Session.ID, Err: l.Err, Error: l.Err.Error()})
+		default:
+			out = append(out, r.openCodeSession(path, l))
+		}
 	}
 	return out
 }

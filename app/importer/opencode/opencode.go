@@ -105,18 +105,29 @@ func DefaultPath(getenv func(string) string, home string) string {
 
 // Log is one OpenCode session as the importer sees it.
 type Log struct {
-	// Batch holds the session and its records, in message order.
+	// Batch holds the session and its records, in message order (only the
+	// session when Unchanged or Err).
 	Batch importer.Batch
 	// Stamp changes whenever the session's rows change (message count and
 	// the last update time): an import that finds the same stamp has
 	// nothing new.
 	Stamp string
+	// Unchanged says the caller's changed func answered false: the
+	// session's messages were not read.
+	Unchanged bool
+	// Err is why this session's rows could not be read (a malformed or
+	// oversized row, naming file, table and row): the other sessions are
+	// still read, so one bad session never blocks the rest.
+	Err error
 }
 
-// Read returns the sessions of the database at path, oldest first. A
-// malformed row fails the read with an error naming the file, the table
-// and the row; nothing is returned then.
-func Read(ctx context.Context, path string, lim Limits) ([]Log, error) {
+// Read returns the sessions of the database at path, oldest first. Only
+// the sessions for which changed(session id, stamp) is true have their
+// messages read (nil: all), so an import that finds nothing new reads
+// the session table alone. A session whose rows are malformed gets its
+// Err; the read as a whole fails only when the file, its schema or the
+// session table cannot be read, or ctx (bounded by lim.Timeout) ends.
+func Read(ctx context.Context, path string, lim Limits, changed func(session, stamp string) bool) ([]Log, error) {
 	lim = lim.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
@@ -141,13 +152,25 @@ func Read(ctx context.Context, path string, lim Limits) ([]Log, error) {
 	}
 	out := make([]Log, 0, len(sessions))
 	for _, s := range sessions {
-		msgs, err := readMessages(ctx, db, path, s.id, lim)
-		if err != nil {
-			return nil, err
+		id := SessionPrefix + s.id
+		only := Log{Batch: importer.Batch{Harness: Harness, Session: importer.Session{ID: id, Harness: Harness, Title: s.title}}, Stamp: s.stamp}
+		if changed != nil && !changed(id, s.stamp) {
+			only.Unchanged = true
+			out = append(out, only)
+			continue
 		}
-		compactions, err := readCompactions(ctx, db, path, s.id, lim)
+		msgs, err := readMessages(ctx, db, path, s.id, lim)
+		var compactions map[string]Part
+		if err == nil {
+			compactions, err = readCompactions(ctx, db, path, s.id, lim)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		if err != nil {
-			return nil, err
+			only.Err = err
+			out = append(out, only)
+			continue
 		}
 		out = append(out, Log{Batch: build(s, msgs, compactions), Stamp: s.stamp})
 	}

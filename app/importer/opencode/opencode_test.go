@@ -92,7 +92,7 @@ func TestReadSessionRequestsAndFold(t *testing.T) {
 	f := newFixture(t, path)
 	writeSession(f, "ses_one")
 
-	logs, err := Read(context.Background(), path, Limits{})
+	logs, err := Read(context.Background(), path, Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestReadSessionRequestsAndFold(t *testing.T) {
 	}
 
 	// Read again: the same ids and stamp (an import of it adds nothing).
-	again, err := Read(context.Background(), path, Limits{})
+	again, err := Read(context.Background(), path, Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestReadSessionRequestsAndFold(t *testing.T) {
 	}
 	// A new message changes the stamp.
 	f.message("ses_one", 1_780_000_000_080, assistant("x", 1_780_000_000_080, "stop", 5, 5, 0, 0, 0, false))
-	grown, err := Read(context.Background(), path, Limits{})
+	grown, err := Read(context.Background(), path, Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestReadNeverWritesAndWaitsForAWriter(t *testing.T) {
 	if _, err := tx.Exec("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES ('ses_uncommitted', 'p', 's', '/', 't', 'v', 1, 1)"); err != nil {
 		t.Fatal(err)
 	}
-	logs, err := Read(context.Background(), path, Limits{})
+	logs, err := Read(context.Background(), path, Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,13 +215,38 @@ func TestReadErrorsNameFileTableAndRow(t *testing.T) {
 			if c.name == "too many" {
 				f.message("ses_bad", 2, c.data)
 			}
-			logs, err := Read(context.Background(), path, c.lim)
-			if err == nil {
-				t.Fatalf("no error, %d sessions", len(logs))
+			// A good session beside the bad one is still read.
+			f.session("ses_good", 1_780_000_000_001)
+			f.message("ses_good", 3, `{"role":"user"}`)
+			logs, err := Read(context.Background(), path, c.lim, nil)
+			if err != nil {
+				t.Fatalf("one bad session failed the whole read: %v", err)
+			}
+			var bad, good *Log
+			for i := range logs {
+				switch logs[i].Batch.Session.ID {
+				case SessionPrefix + "ses_bad":
+					bad = &logs[i]
+				case SessionPrefix + "ses_good":
+					good = &logs[i]
+				}
+			}
+			if bad == nil || good == nil || bad.Err == nil || good.Err != nil {
+				t.Fatalf("bad %+v good %+v", bad, good)
 			}
 			for _, w := range append(c.want, path) {
-				if !strings.Contains(err.Error(), w) {
-					t.Fatalf("error %q does not name %q", err, w)
+				if !strings.Contains(bad.Err.Error(), w) {
+					t.Fatalf("error %q does not name %q", bad.Err, w)
+				}
+			}
+			// Unchanged sessions are not read at all: the bad rows go unseen.
+			again, err := Read(context.Background(), path, c.lim, func(string, string) bool { return false })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range again {
+				if !l.Unchanged || l.Err != nil || len(l.Batch.Records) != 0 || l.Stamp == "" {
+					t.Fatalf("unchanged session read: %+v", l)
 				}
 			}
 		})
@@ -239,17 +264,17 @@ func TestReadRefusesWhatIsNoOpenCodeDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := Read(context.Background(), other, Limits{}); err == nil || !strings.Contains(err.Error(), `table "message" is missing`) {
+	if _, err := Read(context.Background(), other, Limits{}, nil); err == nil || !strings.Contains(err.Error(), `table "message" is missing`) {
 		t.Fatalf("other schema: %v", err)
 	}
 	text := filepath.Join(dir, "notes.db")
 	if err := os.WriteFile(text, []byte("hello, not sqlite"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Read(context.Background(), text, Limits{}); err == nil || !strings.Contains(err.Error(), "notes.db") {
+	if _, err := Read(context.Background(), text, Limits{}, nil); err == nil || !strings.Contains(err.Error(), "notes.db") {
 		t.Fatalf("text file: %v", err)
 	}
-	if _, err := Read(context.Background(), dir, Limits{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := Read(context.Background(), dir, Limits{}, nil); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("folder: %v", err)
 	}
 }
@@ -260,7 +285,7 @@ func TestReadLimitsSessionsToTheMostRecent(t *testing.T) {
 	for i := range 5 {
 		f.session(fmt.Sprintf("ses_%d", i), int64(1_780_000_000_000+i))
 	}
-	logs, err := Read(context.Background(), path, Limits{MaxSessions: 2})
+	logs, err := Read(context.Background(), path, Limits{MaxSessions: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +359,7 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		logs, err := Read(context.Background(), path, Limits{})
+		logs, err := Read(context.Background(), path, Limits{}, nil)
 		if err != nil || logs[0].Batch.Requests() != 1000 {
 			b.Fatalf("%v", err)
 		}
