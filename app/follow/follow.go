@@ -28,6 +28,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
+	"tollgate/app/importer/opencode"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
 )
@@ -224,6 +225,16 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 			old, seen := f.sizes[file.Path]
 			f.sizes[file.Path] = file.Size
 			switch {
+			case first && fo.root.Harness == opencode.Harness:
+				// OpenCode's database is imported session by session (its
+				// states are "<db>#<session>") and only what changed is read:
+				// one import, not a history, unless none of it was imported.
+				if !importedAny(states, file.Path+"#") {
+					file.Harness = fo.root.Harness
+					backlog = append(backlog, file)
+				} else {
+					f.pending[file.Path] = true
+				}
 			case first:
 				if st, ok := states[file.Path]; !ok || st.Offset != file.Size {
 					file.Harness = fo.root.Harness
@@ -237,6 +248,12 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 	}
 	if first {
 		f.addHistory(backlog)
+		f.mu.Lock()
+		n := len(f.pending)
+		f.mu.Unlock()
+		if n > 0 {
+			f.flushSoon()
+		}
 	} else {
 		f.mu.Lock()
 		n := len(f.pending)
@@ -245,6 +262,16 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 			f.flushSoon()
 		}
 	}
+}
+
+// importedAny reports whether any import state's path starts with prefix.
+func importedAny(states map[string]sqlite.ImportState, prefix string) bool {
+	for p := range states {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxAncestors is how far up from a root that does not exist yet its
@@ -284,8 +311,16 @@ func isAncestor(dir, path string) bool {
 	return strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
-// watchTree adds a watch on dir and every folder below it.
+// watchTree adds a watch on dir and every folder below it. OpenCode's
+// folder is watched alone: its database sits at the top, and the folders
+// below (snapshots, logs, binaries) hold no log and could be thousands.
 func (f *Follower) watchTree(root int, dir string) {
+	if f.folders[root].root.Harness == opencode.Harness {
+		if dir == f.folders[root].root.Dir {
+			f.addWatch(root, dir)
+		}
+		return
+	}
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil // unreadable or vanished: the rescan tries again
@@ -417,7 +452,20 @@ func (f *Follower) event(ev fsnotify.Event) {
 			return
 		}
 	}
-	if !wanted(f.folders[root].root.Harness, filepath.Base(path)) {
+	harness := f.folders[root].root.Harness
+	if harness == opencode.Harness {
+		// OpenCode writes its write-ahead log first and the database at
+		// checkpoints: either means new rows in the database beside it.
+		if filepath.Dir(path) != f.folders[root].root.Dir {
+			return
+		}
+		switch filepath.Base(path) {
+		case "opencode.db", "opencode.db-wal":
+			path = filepath.Join(filepath.Dir(path), "opencode.db")
+		default:
+			return
+		}
+	} else if !wanted(harness, filepath.Base(path)) {
 		return
 	}
 	f.mu.Lock()

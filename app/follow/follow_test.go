@@ -3,6 +3,7 @@ package follow
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"math"
@@ -16,8 +17,12 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/mattn/go-sqlite3"
+
 	"tollgate/app/config"
+
 	"tollgate/app/importer"
+	"tollgate/app/importer/opencode"
 	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
@@ -693,5 +698,64 @@ func TestAHarnessRunForTheFirstTimeIsFollowed(t *testing.T) {
 	}
 	if st := f.Status().Folders[0]; !st.Exists || st.Files != 1 || st.Watched < 2 {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// OpenCode keeps every session in one SQLite database at the top of its
+// folder, beside thousands of snapshot folders that hold no log: the
+// follower watches that folder alone and imports what a running OpenCode
+// commits (to the write-ahead log first).
+func TestOpenCodeDatabaseIsFollowedWithOneWatch(t *testing.T) {
+	w := newWorld(t)
+	dir := filepath.Join(t.TempDir(), "opencode")
+	for i := range 50 {
+		if err := os.MkdirAll(filepath.Join(dir, "snapshot", fmt.Sprint(i), "objects"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "opencode.db")
+	oc, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	oc.SetMaxOpenConns(1) // one connection holds the WAL open, as a running OpenCode does
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := oc.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec("CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL, `parent_id` text, `slug` text NOT NULL, " +
+		"`directory` text NOT NULL, `title` text NOT NULL, `version` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL);" +
+		"CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);" +
+		"CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);")
+	at := time.Now().Add(-time.Hour).UnixMilli()
+	exec("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES ('ses_1', 'p', 's', '/w', 'a title', '1.18.33', ?, ?)", at, at)
+	n := 0
+	answer := func() {
+		n++
+		at += 1000
+		user, asst := fmt.Sprintf("msg_%04d", 2*n-1), fmt.Sprintf("msg_%04d", 2*n)
+		exec("INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, 'ses_1', ?, ?, ?)", user, at, at, `{"role":"user"}`)
+		exec("INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, 'ses_1', ?, ?, ?)", asst, at+1, at+1,
+			fmt.Sprintf(`{"role":"assistant","parentID":%q,"providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":%d,"completed":%d},`+
+				`"tokens":{"input":%d,"output":10,"reasoning":0,"cache":{"read":%d,"write":0}}}`, user, at+1, at+2, 100*n, 1000*n))
+		exec("UPDATE session SET time_updated = ? WHERE id = 'ses_1'", at+2)
+	}
+	answer()
+	requests := func() int64 {
+		s, _ := w.db.Session(context.Background(), opencode.SessionPrefix+"ses_1")
+		return s.Requests
+	}
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: opencode.Harness, Dir: dir}}})
+	waitFor(t, "the history", func() bool { return requests() == 1 })
+	// Written while followed: the WAL grows, the database file may not.
+	answer()
+	answer()
+	waitFor(t, "the answers OpenCode committed", func() bool { return requests() == 3 })
+	st := f.Status().Folders[0]
+	if st.Watched != 1 || st.Files != 1 {
+		t.Errorf("status %+v: want the database's folder alone watched, one file", st)
 	}
 }
