@@ -178,6 +178,10 @@ func Read(ctx context.Context, path string, lim Limits, changed func(session, st
 }
 
 // open opens the file read-only and query-only: OpenCode may be writing it.
+// Reading a WAL database needs its shared-memory index: when OpenCode is not
+// running and the -wal/-shm files are gone, SQLite creates them beside the
+// database (empty; OpenCode reuses them) — the one thing a read leaves. The
+// database's own rows are never written.
 func open(path string, lim Limits) (*sql.DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

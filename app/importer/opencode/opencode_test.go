@@ -157,7 +157,7 @@ func TestReadSessionRequestsAndFold(t *testing.T) {
 	}
 }
 
-func TestReadNeverWritesAndWaitsForAWriter(t *testing.T) {
+func TestReadIsQueryOnlyAndReadsBesideAnOpenWrite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "opencode.db")
 	f := newFixture(t, path)
 	writeSession(f, "ses_w")
