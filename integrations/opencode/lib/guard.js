@@ -146,6 +146,9 @@ export function markSeen(home, lastDecision, version) {
   }
 }
 
+/** How many recorded message ids a session remembers (see onAssistant). */
+const RECORDED_KEEP = 512
+
 /**
  * The harness turn an answer belongs to: the user message it answers
  * (OpenCode's parentID), shared by every step of that turn, so that a decline
@@ -196,6 +199,10 @@ export function createGuard({ client, opencode, logger = console, deadlineSecond
     const s = session(info.sessionID)
     if (s.recorded.has(info.id)) return
     s.recorded.add(info.id)
+    // OpenCode re-sends a finished message's update only shortly after it
+    // finishes: the newest ids are enough, and a long-running `opencode
+    // serve` must not keep every id it ever saw.
+    if (s.recorded.size > RECORDED_KEEP) s.recorded.delete(s.recorded.values().next().value)
     const t = info.tokens
     const limit = limitOf(s, info.providerID, info.modelID)
     const threshold = usable(limit, state.cfg?.compaction, outputTokenMax)
