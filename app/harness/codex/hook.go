@@ -345,14 +345,20 @@ func reportCompaction(ctx context.Context, c *client.Client, in hookInput) error
 	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
 		return err
 	}
+	// The last allowed, unreported fold of this turn: PostCompact follows
+	// the PreCompact of the same turn_id, so a fold of another turn (one
+	// whose compaction never came, say Codex was killed) is not this one
+	// and stays unreported. Only input without a turn_id falls back to the
+	// last such fold of the session.
 	pick := -1
 	for i, f := range series.Folds {
 		if f.Source != "api" || f.Decision != api.Allow || f.Applied != nil {
 			continue
 		}
-		if pick < 0 || f.Turn == in.TurnID || series.Folds[pick].Turn != in.TurnID {
-			pick = i
+		if in.TurnID != "" && f.Turn != in.TurnID {
+			continue
 		}
+		pick = i
 	}
 	if pick < 0 {
 		return nil // compacted unasked (tollgate was not running), or already reported

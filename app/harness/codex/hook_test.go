@@ -384,3 +384,37 @@ func TestCompactionQuotedAsOpenAIBillsIt(t *testing.T) {
 		t.Fatal("OpenAI bills no cache writes")
 	}
 }
+
+// A PostCompact reports only its own turn's compaction: an allowed fold of
+// another turn (whose compaction never came) is not marked applied by it.
+func TestPostCompactReportsOnlyItsTurn(t *testing.T) {
+	svc, dir := StartService.Start(t, "ask")
+	rollout := writeRollout(t)
+	owner, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := clienttest.StartAnswerer(t, svc.URL, owner, api.ChoiceAllowOnce)
+	if out, errs := runHook(t, hookJSON("PreCompact", rollout, "turn-3", "auto"), dir); out != "" || len(a.Asked()) != 1 {
+		t.Fatalf("allow once: %q (%s) asked %d", out, errs, len(a.Asked()))
+	}
+	c := client.New(client.Endpoint{URL: svc.URL, Token: svc.Token()}, nil)
+	folds := func() []api.Fold {
+		t.Helper()
+		var series api.Series
+		if err := c.Get(context.Background(), "/v1/sessions/codex:"+testSession+"/series", &series); err != nil {
+			t.Fatal(err)
+		}
+		return series.Folds
+	}
+	if _, errs := runHook(t, hookJSON("PostCompact", rollout, "turn-9", "auto"), dir); strings.Contains(errs, "tollgate:") {
+		t.Fatalf("PostCompact of another turn: %s", errs)
+	}
+	if f := folds(); len(f) != 1 || f[0].Turn != "turn-3" || f[0].Applied != nil {
+		t.Fatalf("another turn's PostCompact reported turn-3's fold: %+v", f)
+	}
+	runHook(t, hookJSON("PostCompact", rollout, "turn-3", "auto"), dir)
+	if f := folds(); len(f) != 1 || f[0].Applied == nil || !*f[0].Applied {
+		t.Fatalf("its own turn's PostCompact: %+v", f)
+	}
+}
