@@ -36,6 +36,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"tollgate/app/home"
+	"tollgate/app/importer/jsonl"
 	"tollgate/guard/api"
 )
 
@@ -128,7 +129,7 @@ func Install(o InstallOptions) (InstallResult, error) {
 	if err != nil {
 		return res, err
 	}
-	oldHooks, _ := os.ReadFile(res.Hooks)
+	oldHooks, _ := readBounded(res.Hooks)
 	if bytes.Equal(oldHooks, newHooks) && newConfig == configText {
 		return res, nil
 	}
@@ -654,8 +655,13 @@ func stripComment(s string) string {
 
 // ---- files ----
 
+// readBounded reads a hand-edited config file of Codex's. It is opened
+// without blocking and read only when regular (jsonl.OpenRegular): a FIFO
+// named hooks.json or config.toml would otherwise block the open until a
+// writer came, and with it Status (GET /v1/engines, the Integrations page,
+// doctor) and the hook. Errors name the file.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := jsonl.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -663,9 +669,6 @@ func readBounded(path string) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	if fi.Size() > maxConfigFile {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxConfigFile)

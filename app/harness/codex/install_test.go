@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,4 +237,51 @@ func TestInstallRefusesFilesItCannotRead(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := marshalHooks(map[string]any{"v": v})
 	return string(b)
+}
+
+// A FIFO named hooks.json or config.toml is refused at once, naming the
+// file, instead of blocking Status (and GET /v1/engines, the Integrations
+// page and doctor with it) until a writer comes.
+func TestStatusDoesNotBlockOnAFIFO(t *testing.T) {
+	exe := fakeExe(t)
+	for _, name := range []string{"hooks.json", "config.toml"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if name == "config.toml" {
+				// Installed, so Status goes on to read the trust.
+				if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Timeout: InstallTimeout}); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(filepath.Join(dir, name))
+			}
+			fifo := filepath.Join(dir, name)
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+			done := make(chan string, 1)
+			go func() { done <- Status(probe(dir, exe)).Detail }()
+			var detail string
+			select {
+			case detail = <-done:
+			case <-time.After(30 * time.Second):
+				// Not a timing assert: a blocked open never returns. Open
+				// the writer end so the reader goroutine can end.
+				if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					w.Close()
+				}
+				t.Fatalf("Status blocked on the FIFO %s", fifo)
+			}
+			if !strings.Contains(detail, fifo) || !strings.Contains(detail, "not a regular file") {
+				t.Fatalf("detail %q does not name %s as not a regular file", detail, fifo)
+			}
+			if name == "config.toml" {
+				env := probe(dir, exe).Getenv
+				if w, th := autoCompact(19000, env); w != 19000 || th != 17100 {
+					t.Fatalf("autoCompact over a FIFO config: %d %d", w, th)
+				}
+			} else if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Timeout: InstallTimeout}); err == nil || !strings.Contains(err.Error(), fifo) {
+				t.Fatalf("install over a FIFO: %v", err)
+			}
+		})
+	}
 }
