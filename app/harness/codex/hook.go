@@ -391,7 +391,7 @@ func recordUsage(ctx context.Context, c *client.Client, session string, ro rollo
 					left++
 				}
 			}
-			log.Warn("recording Codex usage cut short to leave the question its time; the rest is recorded later", "session", session, "requests left", left)
+			log.Warn("recording Codex usage cut short to leave the question its time; the rest is recorded later", "session", session, "unrecorded", left)
 			return
 		}
 		r := client.Request{RequestID: q.ID, Harness: Name, Title: ro.Session.Title, Profile: profile, Provider: q.Provider, Model: q.Model,
