@@ -13,13 +13,14 @@ package codex
 // --install adds tollgate's PreCompact and PostCompact groups at the end of
 // their lists (or replaces its handlers where they are: Codex keys trust by
 // position, so no other hook moves), keeps every other hook, and trusts
-// exactly those two handlers
-// (the user asked for them by running --install; Codex's /hooks review is
-// what the trust replaces). --uninstall removes only tollgate's groups and
-// the trust entries at their keys; the hooks after them move up, and their
-// trust tables (the hash does not depend on the place) are renamed to
-// their new keys, so Codex goes on running them. A hooks.json or config.toml that does not
-// parse is refused, naming the file and line, and nothing is written.
+// exactly those two handlers (the user asked for them by running --install;
+// Codex's /hooks review is what the trust replaces). --uninstall removes
+// only tollgate's groups and the trust entries at their keys. Where that
+// (or --install dropping a second handler of tollgate's) moves the hooks
+// after them up, their trust tables are renamed to their new keys (the
+// hash does not depend on the place), so Codex goes on running them. A
+// hooks.json or config.toml that does not parse is refused, naming the
+// file and line, and nothing is written.
 
 import (
 	"bytes"
