@@ -108,7 +108,7 @@ tollgate not running or malformed input → the compaction is allowed.`)
 // hooks.json and config.toml.
 func hookCodex(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("hook codex", stdio, false)
-	timeout := fset.Duration("timeout", codex.DefaultTimeout, "the hook's `timeout` in Codex's hooks.json (tollgate's deadline is 5 s less); a bare number is seconds")
+	timeout := fset.Duration("timeout", codex.DefaultTimeout, "the hook's `timeout` in Codex's hooks.json (the question gets what is left of it, less 5 s); a bare number is seconds")
 	profile := fset.String("profile", "", "pricing `PROFILE` for Codex sessions (default: by provider and model)")
 	install := fset.Bool("install", false, "add the PreCompact and PostCompact hooks to Codex's hooks.json, trust them in its config.toml, and exit")
 	uninstall := fset.Bool("uninstall", false, "remove tollgate's hooks (and their trust entries) from Codex's files and exit")

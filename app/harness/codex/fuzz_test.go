@@ -94,7 +94,7 @@ func FuzzConfigTrust(f *testing.F) {
 			return
 		}
 		want := []hookKey{{event: codexPreCompact, key: "/h/hooks.json:pre_compact:0:0", hash: "sha256:abc"}}
-		out, err := withTrust(text, map[string]bool{}, want, "config.toml")
+		out, err := withTrust(text, map[string]bool{}, want, nil, "config.toml")
 		if err != nil {
 			return
 		}
@@ -104,7 +104,7 @@ func FuzzConfigTrust(f *testing.F) {
 		if trustedHash(out, want[0].key) != "sha256:abc" {
 			t.Fatalf("trust not written:\n%s", out)
 		}
-		back, err := withTrust(out, map[string]bool{want[0].key: true}, nil, "config.toml")
+		back, err := withTrust(out, map[string]bool{want[0].key: true}, nil, nil, "config.toml")
 		if err != nil {
 			t.Fatalf("removing: %v\n%s", err, out)
 		}

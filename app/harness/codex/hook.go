@@ -23,8 +23,9 @@
 //     billed — pricing's OpenAI model) and the next request, which re-reads
 //     everything after the envelope cold (the summary and the user messages
 //     Codex carries over);
-//  4. ask (session "codex:<session_id>", turn = turn_id, deadline = the
-//     hook's timeout less a margin);
+//  4. ask (session "codex:<session_id>", turn = turn_id, deadline = what
+//     is left of the hook's timeout, counted from its start, less a
+//     margin: reading and recording spend from the same budget);
 //  5. a decline prints {"continue":false,"stopReason":"…"} on stdout, exit
 //     0; the gate mutes the rest of that turn, and Codex's next turn (a new
 //     turn_id) is asked again.
@@ -131,7 +132,47 @@ type Options struct {
 
 // hookDeadlineMargin is kept between tollgate's deadline and the hook's own
 // timeout, so the hook always answers before Codex gives up on it.
-const hookDeadlineMargin = 5 * time.Second
+// hookAnswerMargin is kept between the hook's own wait for the answer and
+// its timeout: the engine's unregistering (up to 2 s, client.Close) and
+// printing the verdict come after.
+const (
+	hookDeadlineMargin = 5 * time.Second
+	hookAnswerMargin   = 3 * time.Second
+)
+
+// Recording the usage gets at most a third of what is left of the hook's
+// time, and never more than recordMax, nor so much that the question would
+// get less than minQuestion: the question is what the hook is for.
+const (
+	recordShare = 3
+	recordMax   = 20 * time.Second
+	minQuestion = 10 * time.Second
+)
+
+// budget is the hook's time. Codex kills the hook at its timeout counted
+// from its start, so every step (reading the rollout, recording, the
+// question) spends from this one budget, not from a timeout of its own.
+type budget struct {
+	end time.Time
+	now func() time.Time
+}
+
+// left is what remains of the hook's time.
+func (b budget) left() time.Duration { return b.end.Sub(b.now()) }
+
+// withDefaults fills the options left unset.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return o
+}
 
 // verdict is the hook's answer.
 type verdict struct {
@@ -147,6 +188,9 @@ type verdict struct {
 // declined. Notes go to stderr. It never fails the hook: tollgate not
 // running or malformed input allows the compaction.
 func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Options) {
+	opts = opts.withDefaults()
+	// Codex's timeout runs from here: reading stdin already spends from it.
+	start := opts.Now()
 	b, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
 	if err == nil && len(b) > maxHookInput {
 		err = fmt.Errorf("input longer than %d bytes", maxHookInput)
@@ -168,14 +212,15 @@ func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts.Log = log
 	if in.HookEventName == codexPostCompact {
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		left := budget{end: start.Add(opts.Timeout), now: opts.Now}.left()
+		ctx, cancel := context.WithTimeout(ctx, max(min(10*time.Second, left-hookAnswerMargin), time.Second))
 		defer cancel()
 		if err := reportCompaction(ctx, client.New(ep, log), in); err != nil {
 			fmt.Fprintln(stderr, "tollgate: reporting the compaction's outcome:", err)
 		}
 		return
 	}
-	v := decidePreCompact(ctx, client.New(ep, log), in, opts)
+	v := decidePreCompact(ctx, client.New(ep, log), in, opts, start)
 	if v.Note != "" {
 		fmt.Fprintln(stderr, v.Note)
 	}
@@ -185,25 +230,26 @@ func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 }
 
-// decidePreCompact decides one PreCompact event through tollgate.
-func decidePreCompact(ctx context.Context, c *client.Client, in hookInput, opts Options) verdict {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
+// decidePreCompact decides one PreCompact event through tollgate; start
+// is when the hook started, from which Codex counts its timeout.
+func decidePreCompact(ctx context.Context, c *client.Client, in hookInput, opts Options, start time.Time) verdict {
+	opts = opts.withDefaults()
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
+	b := budget{end: start.Add(opts.Timeout), now: opts.Now}
+	// Nothing below may outlast the hook: Codex would kill it mid-question.
+	ctx, cancelAll := context.WithTimeout(ctx, max(b.left()-hookAnswerMargin, time.Second))
+	defer cancelAll()
 	var ro rollout
 	if path := transcriptPath(in); path != "" {
+		// A rollout too long to read in a third of the time is asked about
+		// unpriced rather than leaving the question no time.
+		readCtx, cancel := context.WithTimeout(ctx, max(b.left()/recordShare, time.Second))
 		var err error
-		ro, err = readRollout(ctx, path)
+		ro, err = readRollout(readCtx, path)
+		cancel()
 		if err != nil {
 			// Without the rollout the compaction cannot be priced: ask
 			// anyway (the surface is then empty), and say so.
@@ -221,10 +267,18 @@ func decidePreCompact(ctx context.Context, c *client.Client, in hookInput, opts 
 	defer c.Close()
 
 	session := "codex:" + in.SessionID
-	recordUsage(ctx, c, session, ro, opts.Profile, window, threshold, log)
+	// Usage not recorded now (skipped, or cut short) is not lost: the
+	// ids are the cumulative token counts, so the next hook run, tollgate's
+	// follower of ~/.codex/sessions or `tollgate import` records it once.
+	if spend := min(b.left()/recordShare, recordMax, b.left()-hookDeadlineMargin-minQuestion); spend > 0 {
+		recordUsage(ctx, c, session, ro, opts.Profile, window, threshold, b.now().Add(spend), b.now, log)
+	} else {
+		log.Warn("not recording the Codex usage now: too little of the hook's time is left for the question", "left", b.left().Round(time.Second))
+	}
 
-	req := rewriteRequest(in, &ro, opts, window, threshold)
-	askCtx, cancel := context.WithTimeout(ctx, max(opts.Timeout-2*time.Second, time.Second))
+	left := b.left()
+	req := rewriteRequest(in, &ro, opts, window, threshold, max(left-hookDeadlineMargin, time.Second))
+	askCtx, cancel := context.WithTimeout(ctx, max(left-hookAnswerMargin, time.Second))
 	defer cancel()
 	d := c.AskRewrite(askCtx, session, req)
 	v := verdict{Decision: d.Decision, Why: d.Reason}
@@ -290,7 +344,9 @@ const codexCompactionInstructionTokens = 300
 // has sent yet (this turn's prompt) rides with the compaction call's
 // instruction: the call sends it uncached after the cached history, as the
 // provider bills it, and the next request sends it either way.
-func rewriteRequest(in hookInput, ro *rollout, opts Options, window, threshold int64) api.RewriteRequest {
+// deadline is how long the question may wait: what is left of the hook's
+// time, less a margin.
+func rewriteRequest(in hookInput, ro *rollout, opts Options, window, threshold int64, deadline time.Duration) api.RewriteRequest {
 	trigger := api.TriggerPressure
 	if in.Trigger == "manual" {
 		trigger = api.TriggerManual
@@ -306,7 +362,6 @@ func rewriteRequest(in hookInput, ro *rollout, opts Options, window, threshold i
 	if !ro.LastAt.IsZero() {
 		idle = max(opts.Now().Sub(ro.LastAt).Seconds(), 0)
 	}
-	deadline := max(opts.Timeout-hookDeadlineMargin, time.Second)
 	return api.RewriteRequest{
 		Profile: opts.Profile, Turn: in.TurnID, Trigger: trigger,
 		DeadlineSeconds: deadline.Seconds(), IdleSeconds: idle,
@@ -317,15 +372,27 @@ func rewriteRequest(in hookInput, ro *rollout, opts Options, window, threshold i
 
 // recordUsage records every request of the rollout as the importer reads
 // it, in order (the ledger judges each request against the previous one of
-// its thread by the order they are stored). tollgate stores each id once,
-// so earlier hooks' records are not counted twice.
-func recordUsage(ctx context.Context, c *client.Client, session string, ro rollout, profile string, window, threshold int64, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+// its thread by the order they are stored), until the time given to it
+// ends. tollgate stores each id once, so earlier hooks' records are not
+// counted twice.
+func recordUsage(ctx context.Context, c *client.Client, session string, ro rollout, profile string, window, threshold int64,
+	until time.Time, now func() time.Time, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, until.Sub(now()))
 	defer cancel()
-	for _, rec := range ro.Records {
+	for i, rec := range ro.Records {
 		q := rec.Request
 		if q == nil {
 			continue
+		}
+		if !now().Before(until) {
+			left := 0
+			for _, r := range ro.Records[i:] {
+				if r.Request != nil {
+					left++
+				}
+			}
+			log.Warn("recording Codex usage cut short to leave the question its time; the rest is recorded later", "session", session, "unrecorded", left)
+			return
 		}
 		r := client.Request{RequestID: q.ID, Harness: Name, Title: ro.Session.Title, Profile: profile, Provider: q.Provider, Model: q.Model,
 			Purpose: q.Purpose, Thread: q.Thread, StartedBy: q.StartedBy, At: api.At(q.At), Usage: api.Report(q.Usage),
@@ -345,14 +412,20 @@ func reportCompaction(ctx context.Context, c *client.Client, in hookInput) error
 	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
 		return err
 	}
+	// The last allowed, unreported fold of this turn: PostCompact follows
+	// the PreCompact of the same turn_id, so a fold of another turn (one
+	// whose compaction never came, say Codex was killed) is not this one
+	// and stays unreported. Only input without a turn_id falls back to the
+	// last such fold of the session.
 	pick := -1
 	for i, f := range series.Folds {
 		if f.Source != "api" || f.Decision != api.Allow || f.Applied != nil {
 			continue
 		}
-		if pick < 0 || f.Turn == in.TurnID || series.Folds[pick].Turn != in.TurnID {
-			pick = i
+		if in.TurnID != "" && f.Turn != in.TurnID {
+			continue
 		}
+		pick = i
 	}
 	if pick < 0 {
 		return nil // compacted unasked (tollgate was not running), or already reported

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,11 +249,15 @@ func TestAutoCompactReadsCodexConfig(t *testing.T) {
 
 // ---- against a running tollgate ----
 
+// runHook runs the hook with a clock that stands still, so the deadline it
+// sends is exactly its timeout less the margin (TestHookDeadlineCountsTheTimeSpent
+// moves the clock).
 func runHook(t *testing.T, stdin, dir string) (string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	now := time.Now()
 	RunCommand(context.Background(), strings.NewReader(stdin), &out, &errb, Options{Home: dir, Timeout: 60 * time.Second,
-		Getenv: func(string) string { return "" }})
+		Getenv: func(string) string { return "" }, Now: func() time.Time { return now }})
 	return out.String(), errb.String()
 }
 
@@ -350,7 +356,7 @@ func TestCompactionQuotedAsOpenAIBillsIt(t *testing.T) {
 	}
 	now := ro.LastAt.Add(30 * time.Second)
 	in := hookInput{SessionID: testSession, TurnID: "turn-3", HookEventName: codexPreCompact, Trigger: "auto"}
-	req := rewriteRequest(in, &ro, Options{Timeout: 60 * time.Second, Now: func() time.Time { return now }}, 19000, 14000)
+	req := rewriteRequest(in, &ro, Options{Timeout: 60 * time.Second, Now: func() time.Time { return now }}, 19000, 14000, 55*time.Second)
 	m, ok := pricing.Builtin("openai", "gpt-5.2-codex")
 	if !ok {
 		t.Fatal("no built-in gpt-5.2-codex")
@@ -382,5 +388,129 @@ func TestCompactionQuotedAsOpenAIBillsIt(t *testing.T) {
 	}
 	if m.CacheWritePricePerMTokens != 0 {
 		t.Fatal("OpenAI bills no cache writes")
+	}
+}
+
+// A PostCompact reports only its own turn's compaction: an allowed fold of
+// another turn (whose compaction never came) is not marked applied by it.
+func TestPostCompactReportsOnlyItsTurn(t *testing.T) {
+	svc, dir := StartService.Start(t, "ask")
+	rollout := writeRollout(t)
+	owner, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := clienttest.StartAnswerer(t, svc.URL, owner, api.ChoiceAllowOnce)
+	if out, errs := runHook(t, hookJSON("PreCompact", rollout, "turn-3", "auto"), dir); out != "" || len(a.Asked()) != 1 {
+		t.Fatalf("allow once: %q (%s) asked %d", out, errs, len(a.Asked()))
+	}
+	c := client.New(client.Endpoint{URL: svc.URL, Token: svc.Token()}, nil)
+	folds := func() []api.Fold {
+		t.Helper()
+		var series api.Series
+		if err := c.Get(context.Background(), "/v1/sessions/codex:"+testSession+"/series", &series); err != nil {
+			t.Fatal(err)
+		}
+		return series.Folds
+	}
+	if _, errs := runHook(t, hookJSON("PostCompact", rollout, "turn-9", "auto"), dir); strings.Contains(errs, "tollgate:") {
+		t.Fatalf("PostCompact of another turn: %s", errs)
+	}
+	if f := folds(); len(f) != 1 || f[0].Turn != "turn-3" || f[0].Applied != nil {
+		t.Fatalf("another turn's PostCompact reported turn-3's fold: %+v", f)
+	}
+	runHook(t, hookJSON("PostCompact", rollout, "turn-3", "auto"), dir)
+	if f := folds(); len(f) != 1 || f[0].Applied == nil || !*f[0].Applied {
+		t.Fatalf("its own turn's PostCompact: %+v", f)
+	}
+}
+
+// slowRecording stands for a slow tollgate: each recorded request moves the
+// hook's clock on by step, as if it had taken that long.
+type slowRecording struct {
+	clock *testClock
+	step  time.Duration
+}
+
+func (s slowRecording) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/requests") {
+		s.clock.advance(s.step)
+	}
+	return res, err
+}
+
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// Codex counts the hook's timeout from its start, so the deadline the
+// question gets is what is left after reading and recording, less the
+// margin; recording stops when its share of the time is spent, and is
+// skipped when the question would get too little. The clock moves only
+// when the test says so: no wall-clock asserts.
+func TestHookDeadlineCountsTheTimeSpent(t *testing.T) {
+	svc, dir := StartService.Start(t, "ask")
+	rollout := writeRollout(t)
+	owner, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := clienttest.StartAnswerer(t, svc.URL, owner, api.ChoiceNotNow)
+	plain := client.New(client.Endpoint{URL: svc.URL, Token: svc.Token()}, nil)
+	requests := func(session string) int64 {
+		t.Helper()
+		var series api.Series
+		if err := plain.Get(context.Background(), "/v1/sessions/codex:"+session+"/series", &series); err != nil {
+			t.Fatal(err)
+		}
+		return series.Session.Requests
+	}
+	cases := []struct {
+		name     string
+		spent    time.Duration // before the hook reads its input
+		step     time.Duration // each recorded request takes this long
+		deadline float64       // seconds the question gets
+		recorded int64
+	}{
+		// 60 s: recording may spend 20 s; the first request takes 25, so
+		// the second waits for later; the question gets 60-25-5.
+		{"slow tollgate", 0, 25 * time.Second, 30, 1},
+		// 45 s already gone: 15 left, and the question needs 5+10 of them.
+		{"little left", 45 * time.Second, time.Second, 10, 0},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			session := fmt.Sprintf("%s-%d", testSession, i)
+			clock := &testClock{t: time.Now()}
+			start := clock.now().Add(-c.spent)
+			cl := client.New(client.Endpoint{URL: svc.URL, Token: svc.Token(), Transport: slowRecording{clock, c.step}}, nil)
+			in := hookInput{SessionID: session, TurnID: "turn-3", TranscriptPath: &rollout, HookEventName: codexPreCompact, Trigger: "auto", Model: "gpt-5.2-codex"}
+			v := decidePreCompact(context.Background(), cl, in, Options{Timeout: 60 * time.Second, Now: clock.now,
+				Getenv: func(string) string { return "" }}, start)
+			if !v.Stop {
+				t.Fatalf("verdict %+v", v)
+			}
+			asked := a.Asked()
+			if len(asked) != i+1 || asked[i].Session != "codex:"+session || asked[i].DeadlineSeconds != c.deadline {
+				t.Fatalf("asked %+v, want a deadline of %vs", asked[len(asked)-1], c.deadline)
+			}
+			if got := requests(session); got != c.recorded {
+				t.Fatalf("%d requests recorded, want %d", got, c.recorded)
+			}
+		})
 	}
 }

@@ -13,11 +13,14 @@ package codex
 // --install adds tollgate's PreCompact and PostCompact groups at the end of
 // their lists (or replaces its handlers where they are: Codex keys trust by
 // position, so no other hook moves), keeps every other hook, and trusts
-// exactly those two handlers
-// (the user asked for them by running --install; Codex's /hooks review is
-// what the trust replaces). --uninstall removes only tollgate's groups and
-// the trust entries at their keys. A hooks.json or config.toml that does not
-// parse is refused, naming the file and line, and nothing is written.
+// exactly those two handlers (the user asked for them by running --install;
+// Codex's /hooks review is what the trust replaces). --uninstall removes
+// only tollgate's groups and the trust entries at their keys. Where that
+// (or --install dropping a second handler of tollgate's) moves the hooks
+// after them up, their trust tables are renamed to their new keys (the
+// hash does not depend on the place), so Codex goes on running them. A
+// hooks.json or config.toml that does not parse is refused, naming the
+// file and line, and nothing is written.
 
 import (
 	"bytes"
@@ -36,6 +39,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"tollgate/app/home"
+	"tollgate/app/importer/jsonl"
 	"tollgate/guard/api"
 )
 
@@ -112,9 +116,12 @@ func Install(o InstallOptions) (InstallResult, error) {
 	if err != nil {
 		return res, err
 	}
-	before := tollgateKeys(abs, hooksFile)
+	before, othersBefore := tollgateKeys(abs, hooksFile), otherKeys(abs, hooksFile)
 	hooksFile = withTollgateHooks(hooksFile, command, res.Seconds)
 	after := tollgateKeys(abs, hooksFile)
+	// Our handler is replaced where it is or appended, so no other hook
+	// moves, except after a second handler of tollgate's, which is removed.
+	moved := movedKeys(othersBefore, otherKeys(abs, hooksFile))
 
 	newHooks, err := marshalHooks(hooksFile)
 	if err != nil {
@@ -124,11 +131,11 @@ func Install(o InstallOptions) (InstallResult, error) {
 	for _, k := range before {
 		stale[k.key] = true
 	}
-	newConfig, err := withTrust(configText, stale, after, res.Config)
+	newConfig, err := withTrust(configText, stale, after, moved, res.Config)
 	if err != nil {
 		return res, err
 	}
-	oldHooks, _ := os.ReadFile(res.Hooks)
+	oldHooks, _ := readBounded(res.Hooks)
 	if bytes.Equal(oldHooks, newHooks) && newConfig == configText {
 		return res, nil
 	}
@@ -179,11 +186,16 @@ func Uninstall(codexDir string) (UninstallResult, error) {
 	for _, k := range ours {
 		stale[k.key] = true
 	}
-	newConfig, err := withTrust(configText, stale, nil, configPath)
+	// Removing tollgate's groups shifts the hooks after them, and Codex
+	// keys trust by position: their trust tables move with them.
+	othersBefore := otherKeys(abs, hooksFile)
+	hooksFile = withoutTollgateHooks(hooksFile)
+	moved := movedKeys(othersBefore, otherKeys(abs, hooksFile))
+	newConfig, err := withTrust(configText, stale, nil, moved, configPath)
 	if err != nil {
 		return res, err
 	}
-	b, err := marshalHooks(withoutTollgateHooks(hooksFile))
+	b, err := marshalHooks(hooksFile)
 	if err != nil {
 		return res, err
 	}
@@ -347,7 +359,7 @@ func tollgateKeys(absPath string, f map[string]any) []hookKey {
 				if hook == nil || !isTollgateCommand(cmd) {
 					continue
 				}
-				k := hookKey{event: e.name, command: cmd, key: absPath + ":" + e.label + ":" + strconv.Itoa(gi) + ":" + strconv.Itoa(hi)}
+				k := hookKey{event: e.name, command: cmd, key: stateKey(absPath, e.label, gi, hi)}
 				k.timeout = int(DefaultTimeout / time.Second)
 				switch t := hook["timeout"].(type) {
 				case float64: // as read from the file
@@ -367,6 +379,54 @@ func tollgateKeys(absPath string, f map[string]any) []hookKey {
 		}
 	}
 	return out
+}
+
+// stateKey is the key Codex keeps a hook's state (trust) under
+// (codex-rs/hooks/src/lib.rs, hook_key): hooks.json's absolute path, the
+// event's label, and the group's and handler's places in their lists.
+func stateKey(absPath, label string, group, handler int) string {
+	return absPath + ":" + label + ":" + strconv.Itoa(group) + ":" + strconv.Itoa(handler)
+}
+
+// otherKeys lists the state keys of every handler that is not tollgate's,
+// per event tollgate edits, in file order. Adding or removing tollgate's
+// handlers keeps the others and their order, so the n-th of an event
+// before is the n-th after (movedKeys).
+func otherKeys(absPath string, f map[string]any) map[string][]string {
+	out := map[string][]string{}
+	events, _ := f["hooks"].(map[string]any)
+	for _, e := range codexEvents {
+		groups, _ := events[e.name].([]any)
+		for gi, g := range groups {
+			group, _ := g.(map[string]any)
+			list, _ := group["hooks"].([]any)
+			for hi, h := range list {
+				hook, _ := h.(map[string]any)
+				cmd, _ := hook["command"].(string)
+				if hook != nil && isTollgateCommand(cmd) {
+					continue
+				}
+				out[e.name] = append(out[e.name], stateKey(absPath, e.label, gi, hi))
+			}
+		}
+	}
+	return out
+}
+
+// movedKeys maps the old state key of each other hook that moved to its
+// new one. The trust hash does not depend on the place (trustHash), so a
+// hook the user trusted stays trusted once its table follows it.
+func movedKeys(before, after map[string][]string) map[string]string {
+	moved := map[string]string{}
+	for event, old := range before {
+		now := after[event]
+		for i := range min(len(old), len(now)) {
+			if old[i] != now[i] {
+				moved[old[i]] = now[i]
+			}
+		}
+	}
+	return moved
 }
 
 // withoutTollgateHooks removes tollgate's handlers (and the groups and keys
@@ -564,15 +624,27 @@ func trustedHash(text, key string) string {
 }
 
 // withTrust returns config.toml's text without the [hooks.state."<key>"]
-// tables of the stale keys and with one table per wanted key holding its
-// trusted hash; every other line stays as the user wrote it. The result is
-// parsed again and must hold exactly the wanted hashes, else nothing
-// changes and the error says why.
-func withTrust(text string, stale map[string]bool, want []hookKey, path string) (string, error) {
+// tables of the stale keys, with the tables of the moved keys renamed to
+// their new keys (body and place kept), and with one table per wanted key
+// holding its trusted hash; every other line stays as the user wrote it.
+// The result is parsed again and must hold exactly the wanted hashes and
+// the moved tables' hashes at their new keys, else nothing changes and the
+// error says why.
+func withTrust(text string, stale map[string]bool, want []hookKey, moved map[string]string, path string) (string, error) {
 	wanted := map[string]string{}
 	for _, k := range want {
 		stale[k.key] = true
 		wanted[k.key] = k.hash
+	}
+	// Only the moved keys that have a table move; a table already at a
+	// key one of them moves to belonged to the hook that was there before
+	// (tollgate's, or none), so it gives way.
+	renames, landing := map[string]string{}, map[string]bool{}
+	for _, line := range strings.Split(text, "\n") {
+		if key, ok := stateTableKey(strings.TrimSpace(line)); ok && moved[key] != "" {
+			renames[key] = moved[key]
+			landing[moved[key]] = true
+		}
 	}
 	var kept []string
 	skipping := false
@@ -580,7 +652,13 @@ func withTrust(text string, stale map[string]bool, want []hookKey, path string) 
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "[") {
 			skipping = false
-			if key, ok := stateTableKey(t); ok && stale[key] {
+			key, ok := stateTableKey(t)
+			switch {
+			case ok && renames[key] != "":
+				q, _ := json.Marshal(renames[key]) // a TOML basic string: JSON's escapes are TOML's
+				kept = append(kept, line[:len(line)-len(strings.TrimLeft(line, " \t"))]+"[hooks.state."+string(q)+"]"+headerComment(t))
+				continue
+			case ok && (stale[key] || landing[key]):
 				skipping = true
 				if n := len(kept); n > 0 && strings.HasPrefix(kept[n-1], trustComment) {
 					kept = kept[:n-1]
@@ -597,7 +675,7 @@ func withTrust(text string, stale map[string]bool, want []hookKey, path string) 
 		if out != "" {
 			out += "\n\n"
 		}
-		q, _ := json.Marshal(k.key) // a TOML basic string: JSON's escapes are TOML's
+		q, _ := json.Marshal(k.key)
 		out += trustComment + " its " + k.event + " hook (`tollgate hook codex --uninstall` removes it)\n" +
 			"[hooks.state." + string(q) + "]\ntrusted_hash = \"" + k.hash + "\""
 	}
@@ -611,11 +689,31 @@ func withTrust(text string, stale map[string]bool, want []hookKey, path string) 
 		return "", fmt.Errorf("%s: adding tollgate's hook trust would break the file (%v): does it set hooks.state another way?", path, err)
 	}
 	for key := range stale {
+		if landing[key] {
+			continue // a moved table's now: checked below
+		}
 		if got := trustedHash(out, key); got != wanted[key] {
 			return "", fmt.Errorf("%s: hooks.state.%q is set another way that tollgate does not edit: remove it, then run again", path, key)
 		}
 	}
+	for old, key := range moved {
+		if renames[old] == "" && trustedHash(text, old) == "" {
+			continue // no trust to carry
+		}
+		if got := trustedHash(out, key); got != trustedHash(text, old) {
+			return "", fmt.Errorf("%s: hooks.state.%q is set another way that tollgate does not edit, so its trust cannot follow the hook to %q: move it yourself, then run again", path, old, key)
+		}
+	}
 	return out, nil
+}
+
+// headerComment is what follows a table header's closing bracket (a
+// comment, or nothing).
+func headerComment(header string) string {
+	if i := strings.LastIndex(header, "]"); i >= 0 {
+		return header[i+1:]
+	}
+	return ""
 }
 
 // trustComment starts the comment above each trust table tollgate writes.
@@ -654,8 +752,13 @@ func stripComment(s string) string {
 
 // ---- files ----
 
+// readBounded reads a hand-edited config file of Codex's. It is opened
+// without blocking and read only when regular (jsonl.OpenRegular): a FIFO
+// named hooks.json or config.toml would otherwise block the open until a
+// writer came, and with it Status (GET /v1/engines, the Integrations page,
+// doctor) and the hook. Errors name the file.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := jsonl.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -663,9 +766,6 @@ func readBounded(path string) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	if fi.Size() > maxConfigFile {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxConfigFile)

@@ -1,9 +1,11 @@
 package codex
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,4 +238,144 @@ func TestInstallRefusesFilesItCannotRead(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := marshalHooks(map[string]any{"v": v})
 	return string(b)
+}
+
+// A FIFO named hooks.json or config.toml is refused at once, naming the
+// file, instead of blocking Status (and GET /v1/engines, the Integrations
+// page and doctor with it) until a writer comes.
+func TestStatusDoesNotBlockOnAFIFO(t *testing.T) {
+	exe := fakeExe(t)
+	for _, name := range []string{"hooks.json", "config.toml"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if name == "config.toml" {
+				// Installed, so Status goes on to read the trust.
+				if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Timeout: InstallTimeout}); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(filepath.Join(dir, name))
+			}
+			fifo := filepath.Join(dir, name)
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+			done := make(chan string, 1)
+			go func() { done <- Status(probe(dir, exe)).Detail }()
+			var detail string
+			select {
+			case detail = <-done:
+			case <-time.After(30 * time.Second):
+				// Not a timing assert: a blocked open never returns. Open
+				// the writer end so the reader goroutine can end.
+				if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					w.Close()
+				}
+				t.Fatalf("Status blocked on the FIFO %s", fifo)
+			}
+			if !strings.Contains(detail, fifo) || !strings.Contains(detail, "not a regular file") {
+				t.Fatalf("detail %q does not name %s as not a regular file", detail, fifo)
+			}
+			if name == "config.toml" {
+				env := probe(dir, exe).Getenv
+				if w, th := autoCompact(19000, env); w != 19000 || th != 17100 {
+					t.Fatalf("autoCompact over a FIFO config: %d %d", w, th)
+				}
+			} else if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Timeout: InstallTimeout}); err == nil || !strings.Contains(err.Error(), fifo) {
+				t.Fatalf("install over a FIFO: %v", err)
+			}
+		})
+	}
+}
+
+// Codex keys a hook's trust by its place, so removing tollgate's groups
+// (--uninstall), or a second handler of tollgate's (--install), would
+// leave the hooks after them untrusted: their trust tables follow them,
+// hash kept, so Codex goes on running them.
+func TestTrustFollowsTheUsersHooksThatMove(t *testing.T) {
+	dir := t.TempDir()
+	exe := fakeExe(t)
+	hooksPath, configPath := filepath.Join(dir, "hooks.json"), filepath.Join(dir, "config.toml")
+	os.WriteFile(hooksPath, []byte(userHooks), 0o644)
+	os.WriteFile(configPath, []byte(strings.ReplaceAll(userConfig, "HOOKS", hooksPath)), 0o640)
+	if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Timeout: InstallTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	// The user adds a hook after tollgate's under each event and trusts
+	// it, as Codex's /hooks review does.
+	f, _ := readHooksFile(hooksPath)
+	events := f["hooks"].(map[string]any)
+	later := func(cmd string) map[string]any {
+		return map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd}}}
+	}
+	events["PreCompact"] = append(events["PreCompact"].([]any), later("/usr/local/bin/later"))
+	events["PostCompact"] = append(events["PostCompact"].([]any), later("/usr/local/bin/post-later"))
+	b, _ := marshalHooks(f)
+	os.WriteFile(hooksPath, b, 0o644)
+	preHash := trustHash("pre_compact", nil, "/usr/local/bin/later", 600)
+	postHash := trustHash("post_compact", nil, "/usr/local/bin/post-later", 600)
+	config, _ := os.ReadFile(configPath)
+	config = append(config, []byte(fmt.Sprintf("\n[hooks.state.%q] # reviewed\ntrusted_hash = %q\n\n[hooks.state.%q]\ntrusted_hash = %q\n",
+		hooksPath+":pre_compact:2:0", preHash, hooksPath+":post_compact:1:0", postHash))...)
+	os.WriteFile(configPath, config, 0o640)
+
+	if res, err := Uninstall(dir); err != nil || res.Removed != 2 {
+		t.Fatalf("uninstall %+v %v", res, err)
+	}
+	b, _ = os.ReadFile(configPath)
+	text := string(b)
+	if _, err := parseConfig(configPath, text); err != nil {
+		t.Fatal(err)
+	}
+	for key, hash := range map[string]string{
+		hooksPath + ":pre_compact:1:0":  preHash,  // was 2:0, after tollgate's group 1
+		hooksPath + ":post_compact:0:0": postHash, // was 1:0, after tollgate's group 0
+		hooksPath + ":pre_compact:0:0":  "sha256:mine",
+		hooksPath + ":pre_compact:2:0":  "",
+		hooksPath + ":post_compact:1:0": "",
+	} {
+		if got := trustedHash(text, key); got != hash {
+			t.Errorf("%s: trusted_hash %q, want %q", key, got, hash)
+		}
+	}
+	if !strings.Contains(text, "] # reviewed") || strings.Contains(text, "tollgate") {
+		t.Fatalf("config after uninstall:\n%s", text)
+	}
+	// And the hooks are where those keys say.
+	f, _ = readHooksFile(hooksPath)
+	abs, _ := filepath.Abs(hooksPath)
+	if got := otherKeys(abs, f); strings.Join(got["PreCompact"], " ") != hooksPath+":pre_compact:0:0 "+hooksPath+":pre_compact:1:0" ||
+		!strings.Contains(mustJSON(f["hooks"].(map[string]any)["PreCompact"].([]any)[1]), "/usr/local/bin/later") {
+		t.Fatalf("hooks after uninstall: %s", mustJSON(f))
+	}
+
+	// --install with a second handler of tollgate's before the user's
+	// hook: the duplicate goes, the user's hook moves up, and so does its
+	// trust.
+	if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Timeout: InstallTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ = readHooksFile(hooksPath)
+	events = f["hooks"].(map[string]any)
+	pre := events["PreCompact"].([]any) // save-notes, later, tollgate
+	dup := pre[2]
+	events["PreCompact"] = append(pre[:2:2], dup, dup, later("/usr/local/bin/last"))
+	b, _ = marshalHooks(f)
+	os.WriteFile(hooksPath, b, 0o644)
+	lastHash := trustHash("pre_compact", nil, "/usr/local/bin/last", 600)
+	config, _ = os.ReadFile(configPath)
+	config = append(config, []byte(fmt.Sprintf("\n[hooks.state.%q]\ntrusted_hash = %q\n", hooksPath+":pre_compact:4:0", lastHash))...)
+	os.WriteFile(configPath, config, 0o640)
+	if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Timeout: InstallTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(configPath)
+	if got := trustedHash(string(b), hooksPath+":pre_compact:3:0"); got != lastHash {
+		t.Fatalf("the hook after tollgate's duplicate lost its trust (%q):\n%s", got, b)
+	}
+	if got := trustedHash(string(b), hooksPath+":pre_compact:4:0"); got != "" {
+		t.Fatalf("trust left at the old place:\n%s", b)
+	}
+	if s := Status(probe(dir, exe)); !s.Verified {
+		t.Fatalf("after install: %+v", s)
+	}
 }
