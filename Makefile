@@ -8,7 +8,11 @@
 SHELL := /bin/bash
 GO    ?= go
 TAGS  := desktop,production,webkit2_41
+# Two binaries (ARCHITECTURE.md, "Two binaries"): BIN is the command line,
+# built without tags so hooks and imports do not load GTK; WINDOW_BIN is
+# the window (GTK, WebKitGTK), which `tollgate` with no verb execs.
 BIN   := build/bin/tollgate
+WINDOW_BIN := build/bin/tollgate-window
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
@@ -53,9 +57,13 @@ frontend: frontend/dist/index.html
 
 $(BIN): $(GO_SOURCES) frontend/dist/index.html
 	@mkdir -p $(dir $@)
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ .
+
+$(WINDOW_BIN): $(GO_SOURCES) frontend/dist/index.html
+	@mkdir -p $(dir $@)
 	CGO_ENABLED=1 $(GO) build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $@ .
 
-build: deps $(BIN)
+build: deps $(BIN) $(WINDOW_BIN)
 
 # Opens the window where there is a display; elsewhere runs the headless
 # server and prints the login URL, so `make run` works on any machine.
@@ -82,7 +90,7 @@ test-frontend: deps-npm
 test-e2e: $(BIN)
 	cd frontend && TOLLGATE_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 e2e/
 
-test-window: $(BIN)
+test-window: $(BIN) $(WINDOW_BIN)
 	./test/window-smoke.sh $(BIN)
 
 # The integrations end to end: the real Claude Code, Reasonix and OpenCode binaries
@@ -154,10 +162,10 @@ deps-package:
 	fi
 
 package: build deps-package
-	build/debian/package.sh $(BIN) build/bin
+	build/debian/package.sh $(BIN) $(WINDOW_BIN) build/bin
 
 test-package: package
-	test/package-test.sh $(BIN) build/bin
+	test/package-test.sh $(BIN) $(WINDOW_BIN) build/bin
 
-# The binary embeds the entry and icons too (tollgate install --user).
-$(BIN): $(wildcard build/desktop/tollgate.desktop build/desktop/icons/hicolor/*/apps/*)
+# The binaries embed the entry and icons too (tollgate install --user).
+$(BIN) $(WINDOW_BIN): $(wildcard build/desktop/tollgate.desktop build/desktop/icons/hicolor/*/apps/*)
