@@ -25,7 +25,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GO_SOURCES := $(shell find . -name '*.go' -not -path './frontend/node_modules/*' 2>/dev/null) go.mod go.sum
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig.json frontend/package.json -type f 2>/dev/null)
 
-.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window test-harness vet bench bench-import fuzz clean
+.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window test-harness vet bench bench-import bench-start fuzz clean
 
 all: build
 
@@ -132,6 +132,15 @@ $(BENCH_MODULES): test/bench/package.json test/bench/package-lock.json
 
 bench-import: $(BIN) $(BENCH_MODULES)
 	$(GO) run ./test/bench/importbench -tollgate $(BIN) -data ../shared/data -scale $(BENCH_SCALE) -compare "$(BENCH_COMPARE)"
+
+# What exec costs, the window binary (GTK and WebKit linked: the single
+# binary tollgate used to be) against the command-line one, on version, a
+# fail-open hook and a second import of bench-import's unchanged corpus:
+# 7 alternating runs, medians of wall time and peak RSS.
+# BENCH_OLD=path/to/another/tollgate compares that one instead.
+BENCH_OLD ?= $(WINDOW_BIN)
+bench-start: $(BIN) $(WINDOW_BIN)
+	test/bench/startbench.sh $(BENCH_OLD) $(BIN) build/bench-import/corpus-1x/.claude/projects 7
 
 # A short fuzz pass over every decoder (the seed corpora live in testdata/fuzz).
 FUZZTIME ?= 20s
