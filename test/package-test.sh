@@ -126,7 +126,7 @@ dpkg-deb -e "$DEB" "$TMP/ctl"
 if readelf -d "$TMP/x/usr/bin/tollgate" | grep -Eq 'NEEDED.*\[lib(gtk|gdk|webkit2gtk|javascriptcoregtk)'; then
   fail "/usr/bin/tollgate links GTK: $(readelf -d "$TMP/x/usr/bin/tollgate" | grep NEEDED)"
 fi
-pass "both binaries run; /usr/bin/tollgate links $(readelf -d "$TMP/x/usr/bin/tollgate" | grep -c NEEDED) libraries, no GTK"
+pass "both binaries run; /usr/bin/tollgate needs only $(readelf -d "$TMP/x/usr/bin/tollgate" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')(no GTK)"
 
 # ---- 2. Depends covers what the binary links; every dependency is installed ---
 owner_of() { # the package shipping a library path (usrmerge: /lib or /usr/lib)
@@ -240,8 +240,9 @@ node -e '
   const by = Object.fromEntries(r.checks.map(c => [c.id, c]));
   for (const id of ["webkitgtk", "gtk"]) if (by[id].status !== "ok") { console.error(id, by[id]); process.exit(1); }
   if (by.api.status !== "error" || !by.api.fix) { console.error("api", by.api); process.exit(1); }
+  if (by.window.status !== "ok" || by.window.facts.path !== "/usr/lib/tollgate/tollgate-window") { console.error("window", by.window); process.exit(1); }
 ' "$TMP/doctor.json" || fail "doctor from the package: $(cat "$TMP/doctor.json")"
-pass "doctor: WebKitGTK and GTK resolve; a stopped tollgate is reported with its fix"
+pass "doctor: WebKitGTK and GTK resolve, the window binary is found; a stopped tollgate is reported with its fix"
 
 # install --user next to the package: only the autostart entry, starting /usr/bin/tollgate.
 HOME="$HOME_DIR" XDG_CONFIG_HOME="" XDG_DATA_HOME="" XDG_DATA_DIRS="" /usr/bin/tollgate install --user --autostart >"$TMP/install.log"
