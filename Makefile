@@ -8,7 +8,11 @@
 SHELL := /bin/bash
 GO    ?= go
 TAGS  := desktop,production,webkit2_41
+# Two binaries (ARCHITECTURE.md, "Two binaries"): BIN is the command line,
+# built without tags so hooks and imports do not load GTK; WINDOW_BIN is
+# the window (GTK, WebKitGTK), which `tollgate` with no verb execs.
 BIN   := build/bin/tollgate
+WINDOW_BIN := build/bin/tollgate-window
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
@@ -21,7 +25,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GO_SOURCES := $(shell find . -name '*.go' -not -path './frontend/node_modules/*' 2>/dev/null) go.mod go.sum
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig.json frontend/package.json -type f 2>/dev/null)
 
-.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window test-harness vet bench bench-import fuzz clean
+.PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window test-harness vet bench bench-import bench-start fuzz clean
 
 all: build
 
@@ -53,9 +57,13 @@ frontend: frontend/dist/index.html
 
 $(BIN): $(GO_SOURCES) frontend/dist/index.html
 	@mkdir -p $(dir $@)
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ .
+
+$(WINDOW_BIN): $(GO_SOURCES) frontend/dist/index.html
+	@mkdir -p $(dir $@)
 	CGO_ENABLED=1 $(GO) build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $@ .
 
-build: deps $(BIN)
+build: deps $(BIN) $(WINDOW_BIN)
 
 # Opens the window where there is a display; elsewhere runs the headless
 # server and prints the login URL, so `make run` works on any machine.
@@ -82,7 +90,7 @@ test-frontend: deps-npm
 test-e2e: $(BIN)
 	cd frontend && TOLLGATE_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 e2e/
 
-test-window: $(BIN)
+test-window: $(BIN) $(WINDOW_BIN)
 	./test/window-smoke.sh $(BIN)
 
 # The integrations end to end: the real Claude Code, Reasonix and OpenCode binaries
@@ -125,6 +133,15 @@ $(BENCH_MODULES): test/bench/package.json test/bench/package-lock.json
 bench-import: $(BIN) $(BENCH_MODULES)
 	$(GO) run ./test/bench/importbench -tollgate $(BIN) -data ../shared/data -scale $(BENCH_SCALE) -compare "$(BENCH_COMPARE)"
 
+# What exec costs, the window binary (GTK and WebKit linked: the single
+# binary tollgate used to be) against the command-line one, on version, a
+# fail-open hook and a second import of bench-import's unchanged corpus:
+# 7 alternating runs, medians of wall time and peak RSS.
+# BENCH_OLD=path/to/another/tollgate compares that one instead.
+BENCH_OLD ?= $(WINDOW_BIN)
+bench-start: $(BIN) $(WINDOW_BIN)
+	test/bench/startbench.sh $(BENCH_OLD) $(BIN) build/bench-import/corpus-1x/.claude/projects 7
+
 # A short fuzz pass over every decoder (the seed corpora live in testdata/fuzz).
 FUZZTIME ?= 20s
 fuzz:
@@ -154,10 +171,10 @@ deps-package:
 	fi
 
 package: build deps-package
-	build/debian/package.sh $(BIN) build/bin
+	build/debian/package.sh $(BIN) $(WINDOW_BIN) build/bin
 
 test-package: package
-	test/package-test.sh $(BIN) build/bin
+	test/package-test.sh $(BIN) $(WINDOW_BIN) build/bin
 
-# The binary embeds the entry and icons too (tollgate install --user).
-$(BIN): $(wildcard build/desktop/tollgate.desktop build/desktop/icons/hicolor/*/apps/*)
+# The binaries embed the entry and icons too (tollgate install --user).
+$(BIN) $(WINDOW_BIN): $(wildcard build/desktop/tollgate.desktop build/desktop/icons/hicolor/*/apps/*)

@@ -74,6 +74,9 @@ var depRules = []depRule{
 	// The commands may call any room (not the window: only main links Wails' root).
 	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex",
 		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/importer/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
+	// main: two binaries (launch.go without tags, window.go with the
+	// desktop tags); only the window binary links Wails, app/desktop and
+	// GTK (TestCLIBinaryLinksNoWindow).
 	{pattern: "", module: []string{"app", "app/cli", "app/desktop", "app/home", "frontend"}, external: []string{"github.com/wailsapp/wails/v2"}},
 
 	// Assets and test programs.
@@ -181,5 +184,40 @@ func TestDependencyRulesCatchAViolation(t *testing.T) {
 	}
 	if r, ok := rel("tollgate/app/cli"); !ok || r != "app/cli" {
 		t.Fatal(r, ok)
+	}
+}
+
+// desktopTags are the window binary's build tags (Makefile TAGS).
+const desktopTags = "desktop,production,webkit2_41"
+
+// The command-line binary, which harnesses exec as a hook, must not link
+// the window: no Wails root package, no app/desktop, no tray, nothing that
+// pulls GTK. The window binary (built with desktopTags) does, and its main
+// still keeps to the root row of depRules.
+func TestCLIBinaryLinksNoWindow(t *testing.T) {
+	windowOnly := []string{mod + "/app/desktop", "github.com/wailsapp/wails/v2", "fyne.io/systray"}
+	cli := goList(t, ".")
+	if len(cli) != 1 {
+		t.Fatalf("go list . found %d packages", len(cli))
+	}
+	for _, d := range cli[0].Deps {
+		if slices.Contains(windowOnly, d) {
+			t.Errorf("the tollgate binary (no tags) depends on %s; only tollgate-window may", d)
+		}
+	}
+	window := goList(t, "-tags", desktopTags, ".")
+	if len(window) != 1 {
+		t.Fatalf("go list -tags %s . found %d packages", desktopTags, len(window))
+	}
+	for _, want := range windowOnly {
+		if !slices.Contains(window[0].Deps, want) {
+			t.Errorf("the window binary (-tags %s) does not depend on %s", desktopTags, want)
+		}
+	}
+	root := depRules[slices.IndexFunc(depRules, func(r depRule) bool { return r.pattern == "" })]
+	for _, imp := range window[0].Imports {
+		if r, inModule := rel(imp); inModule && !slices.Contains(root.module, r) || !inModule && strings.Contains(imp, ".") && !allowed(root.external, imp) {
+			t.Errorf("the window binary's main imports %s, which the root row does not allow", imp)
+		}
 	}
 }

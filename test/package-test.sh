@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Package test (make test-package): the Debian package make package built.
 #
-#   test/package-test.sh BIN OUTDIR
+#   test/package-test.sh BIN WINDOW_BIN OUTDIR
+#
+# The package ships two binaries: /usr/bin/tollgate (no GTK linked) and the
+# window, /usr/lib/tollgate/tollgate-window, which `tollgate` execs.
 #
 # 1. control fields, the exact file list, owners and modes;
 # 2. Depends covers every library the binary links (readelf NEEDED → the
@@ -10,13 +13,15 @@
 # 3. the desktop entry (desktop-file-validate), the man page (man renders
 #    it without warnings), each icon's size;
 # 4. as root: dpkg -i (apt-get -f install if a dependency were missing),
-#    /usr/bin/tollgate version, doctor finds the libraries, install --user
+#    /usr/bin/tollgate version, the window binary's version, `tollgate`
+#    opening the window under Xvfb, doctor finds the libraries, install --user
 #    next to the package writes just the autostart entry; then the package
 #    (and anything apt pulled in) is purged, leaving the machine as found.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BIN=$(realpath "${1:?usage: package-test.sh BIN OUTDIR}")
-OUT=$(realpath "${2:-$ROOT/build/bin}")
+BIN=$(realpath "${1:?usage: package-test.sh BIN WINDOW_BIN OUTDIR}")
+WINDOW_BIN=$(realpath "${2:?usage: package-test.sh BIN WINDOW_BIN OUTDIR}")
+OUT=$(realpath "${3:-$ROOT/build/bin}")
 # shellcheck source=../build/debian/version.sh
 . "$ROOT/build/debian/version.sh"
 
@@ -84,6 +89,7 @@ pass "control: tollgate $VERSION $ARCH; Depends: $DEPENDS"
 want_files=$(
   cat <<'EOF'
 ./usr/bin/tollgate
+./usr/lib/tollgate/tollgate-window
 ./usr/share/applications/tollgate.desktop
 ./usr/share/doc/tollgate/README.md.gz
 ./usr/share/icons/hicolor/128x128/apps/tollgate.png
@@ -105,15 +111,22 @@ $(diff <(LC_ALL=C sort <<<"$want_files") <(echo "$got_files"))"
 dpkg-deb -c "$DEB" | awk '
   $2 != "root/root" { print "owner " $2 " of " $6; bad = 1 }
   $1 ~ /^d/ && $1 != "drwxr-xr-x" { print "mode " $1 " of " $6; bad = 1 }
-  $1 ~ /^-/ && $6 == "./usr/bin/tollgate" && $1 != "-rwxr-xr-x" { print "mode " $1 " of " $6; bad = 1 }
-  $1 ~ /^-/ && $6 != "./usr/bin/tollgate" && $1 != "-rw-r--r--" { print "mode " $1 " of " $6; bad = 1 }
+  function exe(p) { return p == "./usr/bin/tollgate" || p == "./usr/lib/tollgate/tollgate-window" }
+  $1 ~ /^-/ && exe($6) && $1 != "-rwxr-xr-x" { print "mode " $1 " of " $6; bad = 1 }
+  $1 ~ /^-/ && !exe($6) && $1 != "-rw-r--r--" { print "mode " $1 " of " $6; bad = 1 }
   END { exit bad }' || fail "owners or modes"
-pass "files: $(wc -l <<<"$got_files") files, root-owned, 0755 binary, 0644 data"
+pass "files: $(wc -l <<<"$got_files") files, root-owned, 0755 binaries, 0644 data"
 
 dpkg-deb -x "$DEB" "$TMP/x"
 dpkg-deb -e "$DEB" "$TMP/ctl"
 (cd "$TMP/x" && md5sum --quiet -c "$TMP/ctl/md5sums") || fail "md5sums"
 [ "$("$TMP/x/usr/bin/tollgate" version)" = "tollgate $RAW" ] || fail "packaged binary says $("$TMP/x/usr/bin/tollgate" version)"
+[ "$("$TMP/x/usr/lib/tollgate/tollgate-window" version)" = "tollgate $RAW" ] || fail "packaged window binary says $("$TMP/x/usr/lib/tollgate/tollgate-window" version)"
+# The command-line binary, which harnesses exec as a hook, loads no GTK.
+if readelf -d "$TMP/x/usr/bin/tollgate" | grep -Eq 'NEEDED.*\[lib(gtk|gdk|webkit2gtk|javascriptcoregtk)'; then
+  fail "/usr/bin/tollgate links GTK: $(readelf -d "$TMP/x/usr/bin/tollgate" | grep NEEDED)"
+fi
+pass "both binaries run; /usr/bin/tollgate needs only $(readelf -d "$TMP/x/usr/bin/tollgate" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')(no GTK)"
 
 # ---- 2. Depends covers what the binary links; every dependency is installed ---
 owner_of() { # the package shipping a library path (usrmerge: /lib or /usr/lib)
@@ -123,7 +136,7 @@ owner_of() { # the package shipping a library path (usrmerge: /lib or /usr/lib)
   done
   return 1
 }
-for lib in $(readelf -d "$BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+for lib in $(readelf -d "$BIN" "$WINDOW_BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|AArch64/ && !found {print $NF; found = 1}')
   [ -n "$path" ] || fail "$lib (NEEDED) is not in the ld.so cache"
   pkg=$(owner_of "$path") || fail "no package ships $path"
@@ -189,6 +202,34 @@ fi
 [ "$(/usr/bin/tollgate version)" = "tollgate $RAW" ] || fail "/usr/bin/tollgate version: $(/usr/bin/tollgate version)"
 [ "$(dpkg -L tollgate | grep -c '/apps/tollgate\.')" = 10 ] || fail "dpkg -L lists $(dpkg -L tollgate | grep -c '/apps/tollgate\.') icons"
 pass "installed: $(/usr/bin/tollgate version) from /usr/bin"
+[ "$(/usr/lib/tollgate/tollgate-window version)" = "tollgate $RAW" ] || fail "/usr/lib/tollgate/tollgate-window version: $(/usr/lib/tollgate/tollgate-window version)"
+
+# `tollgate` with no verb, as the menu entry runs it: it finds the window
+# binary in /usr/lib/tollgate and execs it (same PID), and the window's
+# tollgate comes up. Under Xvfb, when the test packages are installed.
+if command -v Xvfb >/dev/null && command -v xdpyinfo >/dev/null; then
+  for n in $(seq 141 190); do
+    [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ] || { XNUM=$n; break; }
+  done
+  Xvfb ":$XNUM" -screen 0 1024x768x24 -nolisten tcp >"$TMP/xvfb.log" 2>&1 &
+  XPID=$!
+  for _ in $(seq 50); do DISPLAY=":$XNUM" xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+  mkdir -p "$TMP/winhome"
+  DISPLAY=":$XNUM" HOME="$TMP/winhome" /usr/bin/tollgate --home "$TMP/wintg" --listen 127.0.0.1:0 >"$TMP/window.log" 2>&1 &
+  WPID=$!
+  for _ in $(seq 150); do [ -s "$TMP/wintg/api.json" ] && break; sleep 0.1; done
+  wexe=$(readlink "/proc/$WPID/exe" || true)
+  started=""; [ -s "$TMP/wintg/api.json" ] && started=1
+  kill -TERM "$WPID" 2>/dev/null || true
+  wait "$WPID" 2>/dev/null || true
+  kill "$XPID" 2>/dev/null || true
+  wait "$XPID" 2>/dev/null || true
+  [ "$wexe" = /usr/lib/tollgate/tollgate-window ] || fail "tollgate (no verb) runs $wexe, not /usr/lib/tollgate/tollgate-window: $(cat "$TMP/window.log")"
+  [ -n "$started" ] || fail "the window's tollgate wrote no api.json: $(cat "$TMP/window.log")"
+  pass "tollgate (no verb) execs /usr/lib/tollgate/tollgate-window under Xvfb (same PID) and the window starts"
+else
+  echo "skip the window start: no Xvfb (make deps installs it)"
+fi
 
 # doctor from the package: the libraries it depends on resolve.
 HOME_DIR="$TMP/home"
@@ -199,8 +240,9 @@ node -e '
   const by = Object.fromEntries(r.checks.map(c => [c.id, c]));
   for (const id of ["webkitgtk", "gtk"]) if (by[id].status !== "ok") { console.error(id, by[id]); process.exit(1); }
   if (by.api.status !== "error" || !by.api.fix) { console.error("api", by.api); process.exit(1); }
+  if (by.window.status !== "ok" || by.window.facts.path !== "/usr/lib/tollgate/tollgate-window") { console.error("window", by.window); process.exit(1); }
 ' "$TMP/doctor.json" || fail "doctor from the package: $(cat "$TMP/doctor.json")"
-pass "doctor: WebKitGTK and GTK resolve; a stopped tollgate is reported with its fix"
+pass "doctor: WebKitGTK and GTK resolve, the window binary is found; a stopped tollgate is reported with its fix"
 
 # install --user next to the package: only the autostart entry, starting /usr/bin/tollgate.
 HOME="$HOME_DIR" XDG_CONFIG_HOME="" XDG_DATA_HOME="" XDG_DATA_DIRS="" /usr/bin/tollgate install --user --autostart >"$TMP/install.log"

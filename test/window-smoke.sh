@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Window smoke test: the real binary in a real Wails window under Xvfb.
+# BIN is the command-line tollgate; it starts the window by exec'ing
+# tollgate-window from its own folder.
 # Asserts the window is titled "tollgate", the screenshot is not blank, the
 # discovery file appears while it runs and disappears on a clean exit.
 # Screenshots land in test-output/ — look at them.
@@ -42,6 +44,12 @@ pids+=($APP)
 
 for _ in $(seq 150); do [ -s "$HOME_DIR/api.json" ] && break; sleep 0.1; done
 [ -s "$HOME_DIR/api.json" ] || { echo "FAIL: api.json never appeared"; cat "$LOG"; exit 1; }
+# BIN is the command-line tollgate: with no verb it execs the window binary
+# beside it in the same process (the PID the lock and api.json record).
+WEXE=$(readlink "/proc/$APP/exe")
+[ "$(basename "$WEXE")" = tollgate-window ] || { echo "FAIL: tollgate (no verb) runs $WEXE, not tollgate-window"; exit 1; }
+grep -q "\"pid\": *$APP\b" "$HOME_DIR/api.json" || { echo "FAIL: api.json does not record the launched PID $APP"; cat "$HOME_DIR/api.json"; exit 1; }
+echo "window binary: $WEXE (pid $APP, exec'd by $BIN)"
 
 WID=""
 for _ in $(seq 150); do

@@ -67,10 +67,7 @@ System-wide: install the Debian package (make package).`)
 		return nil
 	}
 
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
+	self, err := home.Executable()
 	if err != nil {
 		return fmt.Errorf("tollgate install: finding this binary: %w", err)
 	}
@@ -82,6 +79,13 @@ System-wide: install the Debian package (make package).`)
 	}
 	opts := install.InstallOptions{Paths: paths, Source: self, Autostart: *autostart, Home: homeAbs, Force: *force}
 	entry, system := install.SystemEntry(self, os.Getenv)
+	if !system {
+		// The menu entry's `tollgate` execs the window binary: it is
+		// installed beside the CLI, so it must be here to copy.
+		if opts.WindowSource, err = home.WindowBinary(self); err != nil {
+			return fmt.Errorf("tollgate install: %w", err)
+		}
+	}
 	if system {
 		opts.SystemWide = true
 		if !*autostart {
@@ -97,7 +101,7 @@ System-wide: install the Debian package (make package).`)
 		fmt.Fprintf(stdio.Stdout, "%s is installed system-wide (menu entry %s); added for this user:\n", self, entry)
 	} else {
 		fmt.Fprintf(stdio.Stdout, "Installed tollgate for this user (%d files):\n", len(res.Written))
-		fmt.Fprintf(stdio.Stdout, "  %s\n  %s\n  %s/*/apps/tollgate.{png,svg} (%d icons)\n", paths.Bin, paths.Entry, paths.IconTheme, len(desktop.IconSizes())+1)
+		fmt.Fprintf(stdio.Stdout, "  %s\n  %s (the window)\n  %s\n  %s/*/apps/tollgate.{png,svg} (%d icons)\n", paths.Bin, paths.Window, paths.Entry, paths.IconTheme, len(desktop.IconSizes())+1)
 	}
 	if *autostart {
 		fmt.Fprintf(stdio.Stdout, "  %s (starts `tollgate --hidden` at login: tray only)\n", paths.Autostart)

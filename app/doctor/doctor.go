@@ -107,6 +107,7 @@ func Doctor(ctx context.Context, dir string, opts DoctorOptions) DoctorReport {
 	d := newDoctor(dir, opts)
 	checks := []func(context.Context) DoctorCheck{
 		d.checkBinary,
+		d.checkWindowBinary,
 		d.libCheck("webkitgtk", "WebKitGTK 4.1", "libwebkit2gtk-4.1.so.0", "libwebkit2gtk-4.1-0"),
 		d.libCheck("gtk", "GTK 3", "libgtk-3.so.0", "libgtk-3-0"),
 		d.checkDisplay,
@@ -167,10 +168,7 @@ func newDoctor(dir string, opts DoctorOptions) *doctor {
 		d.timeout = 3 * time.Second
 	}
 	if d.self == "" {
-		if exe, err := os.Executable(); err == nil {
-			if r, err := filepath.EvalSymlinks(exe); err == nil {
-				exe = r
-			}
+		if exe, err := home.Executable(); err == nil {
 			d.self = exe
 		}
 	}
@@ -242,6 +240,32 @@ func (d *doctor) checkBinary(context.Context) DoctorCheck {
 	default:
 		c.Detail = fmt.Sprintf("tollgate %s at %s (on PATH)", v, d.self)
 	}
+	return c
+}
+
+// checkWindowBinary finds the window binary `tollgate` with no verb execs
+// (home.WindowBinary). Without it every command and `tollgate serve` still
+// work, so it is a warning, not a failure.
+func (d *doctor) checkWindowBinary(context.Context) DoctorCheck {
+	c := DoctorCheck{ID: "window", Title: "Window binary"}
+	if d.self == "" {
+		c.Status = DoctorInfo
+		c.Detail = "this binary's path is unknown, so its window binary was not looked for"
+		return c
+	}
+	window, err := home.WindowBinary(d.self)
+	if err != nil {
+		c.Status = DoctorWarn
+		c.Detail = err.Error() + "; the commands and `tollgate serve` work without it, the window does not open"
+		c.Fix = "make build"
+		if strings.HasPrefix(d.self, "/usr/") {
+			c.Fix = d.sudo + "apt-get install --reinstall tollgate"
+		}
+		return c
+	}
+	c.Status = DoctorOK
+	c.Detail = home.WindowName + " at " + window + " (`tollgate` with no verb starts it)"
+	c.Facts = map[string]any{"path": window}
 	return c
 }
 

@@ -598,3 +598,28 @@ func TestDoctorNeverLaunchesABus(t *testing.T) {
 		t.Error("doctor ran dbus-launch")
 	}
 }
+
+// The window binary `tollgate` execs is reported: found beside this binary
+// it is ok; missing it is a warning (the commands still work) with the fix
+// for a source build, and never fails doctor on its own.
+func TestDoctorWindowBinary(t *testing.T) {
+	w := newDoctorWorld(t)
+	bin := filepath.Join(t.TempDir(), "tollgate")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := w.opts()
+	opts.Self = bin
+	c := check(t, Doctor(context.Background(), w.dir, opts), "window")
+	if c.Status != DoctorWarn || c.Needed || c.Fix != "make build" || !strings.Contains(c.Detail, "tollgate-window is missing") {
+		t.Errorf("no window binary: %+v", c)
+	}
+	window := filepath.Join(filepath.Dir(bin), home.WindowName)
+	if err := os.WriteFile(window, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c = check(t, Doctor(context.Background(), w.dir, opts), "window")
+	if c.Status != DoctorOK || c.Facts["path"] != window || c.Fix != "" {
+		t.Errorf("window binary beside tollgate: %+v", c)
+	}
+}

@@ -39,7 +39,7 @@ const (
 // reports whether it is armed), so it stays cheap and never fails: problems
 // land in each entry's detail.
 func Integrations(dir string) []api.Integration {
-	self, _ := os.Executable()
+	self, _ := home.Executable()
 	return integrationsFor(home.Probe{Home: dir, Self: self, Getenv: os.Getenv})
 }
 

@@ -45,6 +45,7 @@ import (
 // InstallPaths are where a user install goes.
 type InstallPaths struct {
 	Bin       string // ~/.local/bin/tollgate
+	Window    string // ~/.local/lib/tollgate/tollgate-window (found by home.WindowBinary from Bin)
 	Entry     string // $XDG_DATA_HOME/applications/tollgate.desktop
 	IconTheme string // $XDG_DATA_HOME/icons/hicolor
 	Autostart string // $XDG_CONFIG_HOME/autostart/tollgate.desktop
@@ -55,20 +56,21 @@ type InstallPaths struct {
 // $XDG_DATA_HOME and $XDG_CONFIG_HOME (relative XDG values are ignored,
 // as the Base Directory Specification says).
 func UserInstallPaths(getenv func(string) string) (InstallPaths, error) {
-	home := getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		return InstallPaths{}, fmt.Errorf("$HOME is %q: want an absolute path", home)
+	userHome := getenv("HOME")
+	if userHome == "" || !filepath.IsAbs(userHome) {
+		return InstallPaths{}, fmt.Errorf("$HOME is %q: want an absolute path", userHome)
 	}
-	data := filepath.Join(home, ".local", "share")
+	data := filepath.Join(userHome, ".local", "share")
 	if d := getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
 		data = d
 	}
-	config := filepath.Join(home, ".config")
+	config := filepath.Join(userHome, ".config")
 	if d := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
 		config = d
 	}
 	return InstallPaths{
-		Bin:       filepath.Join(home, ".local", "bin", desktop.AppID),
+		Bin:       filepath.Join(userHome, ".local", "bin", desktop.AppID),
+		Window:    filepath.Join(userHome, ".local", "lib", desktop.AppID, home.WindowName),
 		Entry:     filepath.Join(data, "applications", desktop.AppID+".desktop"),
 		IconTheme: filepath.Join(data, "icons", "hicolor"),
 		Autostart: filepath.Join(config, "autostart", desktop.AppID+".desktop"),
@@ -85,11 +87,14 @@ func UserAutostartPath(getenv func(string) string) (string, error) {
 
 // InstallOptions say what to install.
 type InstallOptions struct {
-	Paths     InstallPaths
-	Source    string // the binary to copy (this one)
-	Autostart bool
-	Home      string // --home to bake into Exec lines ("" = the default home)
-	Force     bool   // overwrite files the manifest does not list
+	Paths  InstallPaths
+	Source string // the binary to copy (this one)
+	// WindowSource is the window binary to copy beside it (Paths.Window),
+	// which the menu entry's `tollgate` execs; required unless SystemWide.
+	WindowSource string
+	Autostart    bool
+	Home         string // --home to bake into Exec lines ("" = the default home)
+	Force        bool   // overwrite files the manifest does not list
 	// SystemWide: Source is installed system-wide (the Debian package's
 	// menu entry starts it), so only the autostart entry is written, and
 	// it starts Source.
@@ -295,8 +300,12 @@ func (o InstallOptions) files() ([]installFile, error) {
 		if err != nil {
 			return nil, err
 		}
+		if o.WindowSource == "" {
+			return nil, fmt.Errorf("no window binary to install beside %s: %s opens the window with %s", o.Source, o.Paths.Entry, home.WindowName)
+		}
 		files = append(files,
 			installFile{path: o.Paths.Bin, src: o.Source, mode: 0o755},
+			installFile{path: o.Paths.Window, src: o.WindowSource, mode: 0o755},
 			installFile{path: o.Paths.Entry, data: entry, mode: 0o644})
 		icons, err := desktop.Icons()
 		if err != nil {

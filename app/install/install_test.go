@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"tollgate/app/home"
 	"tollgate/build/desktop"
 )
 
@@ -86,6 +88,34 @@ func fakeBinary(t *testing.T, body string) string {
 	return p
 }
 
+// fakeWindow is a stand-in for the window binary, in a folder of its own.
+func fakeWindow(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), home.WindowName)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho window\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The menu entry's tollgate execs the window binary, so a user install
+// without one is refused before anything is written.
+func TestInstallRefusesWithoutTheWindowBinary(t *testing.T) {
+	root, getenv := userTree(t)
+	before := snapshot(t, root)
+	paths, err := UserInstallPaths(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "cli")})
+	if err == nil || !strings.Contains(err.Error(), "no window binary") || !strings.Contains(err.Error(), home.WindowName) {
+		t.Fatalf("err = %v, want a refusal naming %s", err, home.WindowName)
+	}
+	if after := snapshot(t, root); !slices.Equal(before, after) {
+		t.Errorf("a refused install changed the tree: %v → %v", before, after)
+	}
+}
+
 func TestInstallUninstallRoundTripLeavesNothingBehind(t *testing.T) {
 	root, getenv := userTree(t)
 	before := snapshot(t, root)
@@ -94,17 +124,24 @@ func TestInstallUninstallRoundTripLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := fakeBinary(t, "#!/bin/sh\necho tollgate\n")
-	res, err := InstallUser(InstallOptions{Paths: paths, Source: bin, Autostart: true})
+	res, err := InstallUser(InstallOptions{Paths: paths, Source: bin, WindowSource: fakeWindow(t), Autostart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What it wrote: the binary, the entry, every icon, the autostart entry.
-	want := 2 + len(desktop.IconSizes()) + 1 + 1
+	// What it wrote: the binary, the window binary, the entry, every icon,
+	// the autostart entry.
+	want := 3 + len(desktop.IconSizes()) + 1 + 1
 	if len(res.Written) != want {
 		t.Errorf("wrote %d files, want %d: %v", len(res.Written), want, res.Written)
 	}
 	if fi, err := os.Stat(filepath.Join(root, ".local/bin/tollgate")); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("binary: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(paths.Window); err != nil || fi.Mode().Perm() != 0o755 || paths.Window != filepath.Join(root, ".local/lib/tollgate/tollgate-window") {
+		t.Errorf("window binary %s: %v %v", paths.Window, fi, err)
+	}
+	if w, err := home.WindowBinary(paths.Bin); err != nil || w != paths.Window {
+		t.Errorf("the installed tollgate finds its window at %q (%v), want %s", w, err, paths.Window)
 	}
 	for _, size := range desktop.IconSizes() {
 		if _, err := os.Stat(filepath.Join(root, ".local/share/icons/hicolor", desktop.IconPath(size))); err != nil {
@@ -128,7 +165,7 @@ func TestInstallUninstallRoundTripLeavesNothingBehind(t *testing.T) {
 
 	// Installing again (an upgrade) replaces its own files without --force.
 	bin2 := fakeBinary(t, "#!/bin/sh\necho tollgate 2\n")
-	if _, err := InstallUser(InstallOptions{Paths: paths, Source: bin2, Autostart: true}); err != nil {
+	if _, err := InstallUser(InstallOptions{Paths: paths, Source: bin2, WindowSource: fakeWindow(t), Autostart: true}); err != nil {
 		t.Fatalf("reinstall: %v", err)
 	}
 
@@ -169,14 +206,14 @@ func TestInstallRefusesFilesItDidNotWrite(t *testing.T) {
 	os.MkdirAll(filepath.Dir(paths.Bin), 0o755)
 	os.WriteFile(paths.Bin, []byte("someone else's tollgate"), 0o755)
 	before := snapshot(t, root)
-	_, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "ours")})
+	_, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "ours"), WindowSource: fakeWindow(t)})
 	if err == nil || !strings.Contains(err.Error(), paths.Bin) || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("err = %v, want a refusal naming %s", err, paths.Bin)
 	}
 	sameTree(t, before, snapshot(t, root)) // nothing written
 
 	// --force takes the file over; uninstall then removes it (it wrote it).
-	if _, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "ours"), Force: true}); err != nil {
+	if _, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "ours"), WindowSource: fakeWindow(t), Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(paths.Bin); string(b) != "ours" {
@@ -193,7 +230,7 @@ func TestInstallRefusesFilesItDidNotWrite(t *testing.T) {
 func TestUninstallKeepsFilesChangedSince(t *testing.T) {
 	_, getenv := userTree(t)
 	paths, _ := UserInstallPaths(getenv)
-	if _, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin"), Autostart: true}); err != nil {
+	if _, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin"), WindowSource: fakeWindow(t), Autostart: true}); err != nil {
 		t.Fatal(err)
 	}
 	edited := []byte("[Desktop Entry]\nName=mine now\n")
@@ -219,7 +256,7 @@ func TestUninstallKeepsFilesChangedSince(t *testing.T) {
 		t.Errorf("manifest after a partial uninstall:\n%s", m)
 	}
 	// A reinstall refuses to overwrite the edited file.
-	if _, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin")}); err == nil || !strings.Contains(err.Error(), "changed since") {
+	if _, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin"), WindowSource: fakeWindow(t)}); err == nil || !strings.Contains(err.Error(), "changed since") {
 		t.Errorf("reinstall over an edited entry: %v", err)
 	}
 }
@@ -228,7 +265,7 @@ func TestUninstallAutostartOnly(t *testing.T) {
 	root, getenv := userTree(t)
 	before := snapshot(t, root)
 	paths, _ := UserInstallPaths(getenv)
-	if _, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin"), Autostart: true}); err != nil {
+	if _, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin"), WindowSource: fakeWindow(t), Autostart: true}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := UninstallUser(paths, true)
@@ -264,7 +301,7 @@ func TestInstallNextToASystemWideInstall(t *testing.T) {
 	}
 
 	paths, _ := UserInstallPaths(getenv)
-	res, err := InstallUser(InstallOptions{Paths: paths, Source: bin, Autostart: true, SystemWide: true})
+	res, err := InstallUser(InstallOptions{Paths: paths, Source: bin, WindowSource: fakeWindow(t), Autostart: true, SystemWide: true})
 	if err != nil || len(res.Written) != 1 || res.Written[0] != paths.Autostart {
 		t.Fatalf("wrote %v, %v; want just the autostart entry", res.Written, err)
 	}
@@ -335,7 +372,7 @@ func TestRoundTripInAnEmptyHome(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			paths, _ := UserInstallPaths(func(k string) string { return map[string]string{"HOME": root}[k] })
-			res, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin"), Autostart: tc.autostart, SystemWide: tc.systemWide})
+			res, err := InstallUser(InstallOptions{Paths: paths, Source: fakeBinary(t, "bin"), WindowSource: fakeWindow(t), Autostart: tc.autostart, SystemWide: tc.systemWide})
 			if err != nil || len(res.Written) == 0 {
 				t.Fatalf("install: %v %v", res.Written, err)
 			}

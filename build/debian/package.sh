@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the Debian package from build/ with dpkg-deb (no network):
 #
-#   build/debian/package.sh BIN [OUTDIR]     (make package)
+#   build/debian/package.sh BIN WINDOW_BIN [OUTDIR]     (make package)
 #
-# BIN is the desktop build (make build); the package is
+# BIN is the command-line build and WINDOW_BIN the window build (make build:
+# no tags, and -tags desktop,production,webkit2_41); the package is
 # OUTDIR/tollgate_<version>_<arch>.deb, OUTDIR defaulting to build/bin.
 #
-#   /usr/bin/tollgate                                   BIN
+#   /usr/bin/tollgate                                   BIN (no GTK linked)
+#   /usr/lib/tollgate/tollgate-window                   WINDOW_BIN, which `tollgate` with no verb execs
 #   /usr/share/applications/tollgate.desktop            build/desktop/tollgate.desktop
 #   /usr/share/icons/hicolor/<size>/apps/tollgate.png   build/desktop/icons (16…512, and scalable SVG)
 #   /usr/share/man/man1/tollgate.1.gz                   build/debian/tollgate.1.in + `tollgate help`
@@ -20,8 +22,9 @@
 set -euo pipefail
 umask 022
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=$(realpath "${1:?usage: package.sh BIN [OUTDIR]}")
-OUT=$(realpath -m "${2:-$ROOT/build/bin}")
+BIN=$(realpath "${1:?usage: package.sh BIN WINDOW_BIN [OUTDIR]}")
+WINDOW_BIN=$(realpath "${2:?usage: package.sh BIN WINDOW_BIN [OUTDIR]}")
+OUT=$(realpath -m "${3:-$ROOT/build/bin}")
 MAINTAINER=${DEB_MAINTAINER:-tollgate maintainers <maintainers@users.noreply.a-seed-3ce15c18.example>}
 cd "$ROOT"
 # shellcheck source=version.sh
@@ -32,6 +35,10 @@ for tool in dpkg-deb dpkg-shlibdeps gzip; do
 done
 
 RAW=$("$BIN" version | awk '{print $2}')
+[ "$("$WINDOW_BIN" version)" = "tollgate $RAW" ] || {
+  echo "package.sh: $WINDOW_BIN says $("$WINDOW_BIN" version), $BIN says tollgate $RAW: build both with \`make build\`" >&2
+  exit 1
+}
 VERSION=$(debian_version "$RAW")
 ARCH=$(dpkg --print-architecture)
 # Reproducible: every timestamp is the last commit's.
@@ -44,6 +51,7 @@ rm -rf "$WORK"
 mkdir -p "$PKG" "$OUT"
 
 install -D -m 0755 "$BIN" "$PKG/usr/bin/tollgate"
+install -D -m 0755 "$WINDOW_BIN" "$PKG/usr/lib/tollgate/tollgate-window"
 install -D -m 0644 build/desktop/tollgate.desktop "$PKG/usr/share/applications/tollgate.desktop"
 (cd build/desktop/icons && find hicolor -type f | sort) | while read -r icon; do
   install -D -m 0644 "build/desktop/icons/$icon" "$PKG/usr/share/icons/$icon"
@@ -66,13 +74,18 @@ chmod 0644 "$PKG/usr/share/man/man1/tollgate.1.gz" "$PKG/usr/share/doc/tollgate/
 # installed library packages.
 mkdir -p "$WORK/debian"
 printf 'Source: tollgate\n\nPackage: tollgate\nArchitecture: any\n' >"$WORK/debian/control"
-DEPENDS=$(cd "$WORK" && dpkg-shlibdeps -O -edebian/tollgate/usr/bin/tollgate 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+DEPENDS=$(cd "$WORK" && dpkg-shlibdeps -O -edebian/tollgate/usr/bin/tollgate -edebian/tollgate/usr/lib/tollgate/tollgate-window 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 for need in libwebkit2gtk-4.1-0 libgtk-3-0; do
   grep -Eq "(^|, )$need( |,|$)" <<<"$DEPENDS" || {
-    echo "package.sh: $BIN does not link $need (Depends: $DEPENDS): build it with \`make build\` (tags desktop,production,webkit2_41)" >&2
+    echo "package.sh: $WINDOW_BIN does not link $need (Depends: $DEPENDS): build it with \`make build\` (tags desktop,production,webkit2_41)" >&2
     exit 1
   }
 done
+# The point of two binaries: the one hooks exec loads no GTK.
+if readelf -d "$BIN" | grep -Eq 'NEEDED.*\[lib(gtk|webkit2gtk)'; then
+  echo "package.sh: $BIN links GTK or WebKitGTK: build it without tags (make build)" >&2
+  exit 1
+fi
 
 SIZE=$(du -sk --apparent-size "$PKG" | cut -f1)
 install -d -m 0755 "$PKG/DEBIAN"

@@ -85,10 +85,7 @@ func Install(o InstallOptions) (InstallResult, error) {
 		hook = map[string]any{"type": "http", "url": u, "timeout": res.Seconds,
 			"headers": map[string]any{"Authorization": "Bearer $TOLLGATE_TOKEN"}, "allowedEnvVars": []any{"TOLLGATE_TOKEN"}}
 	} else {
-		exe, err := os.Executable()
-		if err == nil {
-			exe, err = filepath.EvalSymlinks(exe)
-		}
+		exe, err := home.Executable()
 		if err != nil {
 			return res, fmt.Errorf("finding this binary: %w", err)
 		}

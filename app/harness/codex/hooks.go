@@ -100,10 +100,7 @@ func Install(o InstallOptions) (InstallResult, error) {
 	}
 	exe := o.Exe
 	if exe == "" {
-		exe, err = os.Executable()
-		if err == nil {
-			exe, err = filepath.EvalSymlinks(exe)
-		}
+		exe, err = home.Executable()
 		if err != nil {
 			return res, fmt.Errorf("finding this binary: %w", err)
 		}

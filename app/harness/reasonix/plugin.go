@@ -116,10 +116,7 @@ const MaxInterceptTimeout = reasonixMaxInterceptTimeout
 // reasonix-plugin) whose manifest runs this binary as the sidecar, and
 // returns the folder. homeFlag is the --home to pass on ("" = the default).
 func Install(dir, tollgateHome, homeFlag, profile, version string, timeout time.Duration) (string, error) {
-	exe, err := os.Executable()
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
-	}
+	exe, err := home.Executable()
 	if err != nil {
 		return "", fmt.Errorf("finding this binary: %w", err)
 	}
