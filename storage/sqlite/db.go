@@ -89,7 +89,7 @@ type connector struct {
 }
 
 func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                         { return c.drv }
+func (c connector) Driver() driver.Driver                        { return c.drv }
 
 // connect is the connections' ConnectHook. temp_store=MEMORY keeps
 // SQLite's statement journals and savepoint journals in memory: an import
