@@ -115,3 +115,30 @@ func TestPlainRunStopsWhereTheByteLoopStops(t *testing.T) {
 		}
 	}
 }
+
+// StringBytes ends a string where StringRaw does, and says only whether an
+// escaped quote was passed; StringRaw adds any other backslash.
+func TestStringBytesEndsWhereStringRawEnds(t *testing.T) {
+	for _, c := range []struct {
+		in                string
+		raw               string
+		quote, escapedRaw bool
+	}{
+		{`"plain",`, `plain`, false, false},
+		{`"a\nb",`, `a\nb`, false, true},
+		{`"say \"hi\"",`, `say \"hi\"`, true, true},
+		{`"ends in \\",`, `ends in \\`, false, true},
+		{` "spaced" ,`, `spaced`, false, false},
+	} {
+		a, b := Scanner{B: []byte(c.in)}, Scanner{B: []byte(c.in)}
+		raw, quote := a.StringBytes()
+		raw2, esc := b.StringRaw()
+		if string(raw) != c.raw || string(raw2) != c.raw || quote != c.quote || esc != c.escapedRaw || a.I != b.I || a.Err != nil || b.Err != nil {
+			t.Errorf("%s: StringBytes %q %v at %d, StringRaw %q %v at %d (%v %v)", c.in, raw, quote, a.I, raw2, esc, b.I, a.Err, b.Err)
+		}
+	}
+	s := Scanner{B: []byte(`"open`)}
+	if s.StringBytes(); s.Err == nil {
+		t.Error("an unterminated string passed")
+	}
+}
