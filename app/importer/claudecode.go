@@ -422,7 +422,7 @@ func topType(b []byte) (typ []byte, ok bool) {
 		return nil, false
 	}
 	for n := 0; n < 16; n++ {
-		key, _ := s.StringRaw()
+		key, _ := s.StringBytes()
 		if !s.Expect(':') {
 			return nil, false
 		}

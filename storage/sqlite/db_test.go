@@ -33,7 +33,8 @@ func TestOpenAppliesEmbeddedMigrations(t *testing.T) {
 	}
 }
 
-// DSN options must hold on every pooled connection, not only the first.
+// DSN options and the ConnectHook's settings must hold on every pooled
+// connection, not only the first.
 func TestPragmasHoldOnEveryPooledConnection(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "tollgate.db"))
@@ -49,7 +50,7 @@ func TestPragmasHoldOnEveryPooledConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
-		var fk, busy, sync int
+		var fk, busy, sync, temp int
 		if err := c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +60,11 @@ func TestPragmasHoldOnEveryPooledConnection(t *testing.T) {
 		if err := c.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
 			t.Fatal(err)
 		}
-		if fk != 1 || busy != 5000 || sync != 1 {
-			t.Fatalf("connection %d: foreign_keys=%d busy_timeout=%d synchronous=%d; want 1, 5000, 1 (NORMAL)", i, fk, busy, sync)
+		if err := c.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&temp); err != nil {
+			t.Fatal(err)
+		}
+		if fk != 1 || busy != 5000 || sync != 1 || temp != 2 {
+			t.Fatalf("connection %d: foreign_keys=%d busy_timeout=%d synchronous=%d temp_store=%d; want 1, 5000, 1 (NORMAL), 2 (MEMORY)", i, fk, busy, sync, temp)
 		}
 	}
 	for _, c := range conns {

@@ -2,6 +2,8 @@ package jsonl
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +51,94 @@ func BenchmarkStr(b *testing.B) {
 		if s.Str() == "" || s.Err != nil {
 			b.Fatal(s.Err)
 		}
+	}
+}
+
+// FuzzEscapedLen holds escapedLen to the byte-at-a-time loop StrLen ran
+// before it jumped between backslashes.
+func FuzzEscapedLen(f *testing.F) {
+	for _, s := range []string{``, `plain`, `a\"b`, `\u00e9x`, `\u12`, `trailing\`, `\\\\`, `\n\t\u0041\u`, `x\`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want := 0
+		for i := 0; i < len(raw); i++ {
+			if raw[i] == '\\' && i+1 < len(raw) {
+				if raw[i+1] == 'u' {
+					i += 5
+					want += 2
+					continue
+				}
+				i++
+			}
+			want++
+		}
+		if got := escapedLen(raw); got != want {
+			t.Fatalf("%q: escapedLen %d, the loop %d", raw, got, want)
+		}
+	})
+}
+
+// TestPlainRunStopsWhereTheByteLoopStops: every byte class at every
+// position of a word, and runs longer than a word.
+func TestPlainRunStopsWhereTheByteLoopStops(t *testing.T) {
+	loop := func(b []byte) int {
+		i := 0
+		for ; i < len(b); i++ {
+			if c := b[i]; c == '\\' || c == '"' || c < ' ' || c >= 0x80 {
+				break
+			}
+		}
+		return i
+	}
+	// Mixed bytes: several marks in one word, borrows between them.
+	rng := rand.New(rand.NewPCG(17, 3))
+	alphabet := []byte{'a', '~', ' ', 0x1f, 0, '\\', '"', 0x7f, 0x80, 0xff, '!', '#', '[', ']'}
+	for range 200000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if got, want := plainRun(b), loop(b); got != want {
+			t.Fatalf("%q: plainRun %d, the loop %d", b, got, want)
+		}
+	}
+	for n := 0; n <= 20; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = byte(c)
+				if got, want := plainRun(b), loop(b); got != want {
+					t.Fatalf("%q: plainRun %d, the loop %d", b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// StringBytes ends a string where StringRaw does, and says only whether an
+// escaped quote was passed; StringRaw adds any other backslash.
+func TestStringBytesEndsWhereStringRawEnds(t *testing.T) {
+	for _, c := range []struct {
+		in                string
+		raw               string
+		quote, escapedRaw bool
+	}{
+		{`"plain",`, `plain`, false, false},
+		{`"a\nb",`, `a\nb`, false, true},
+		{`"say \"hi\"",`, `say \"hi\"`, true, true},
+		{`"ends in \\",`, `ends in \\`, false, true},
+		{` "spaced" ,`, `spaced`, false, false},
+	} {
+		a, b := Scanner{B: []byte(c.in)}, Scanner{B: []byte(c.in)}
+		raw, quote := a.StringBytes()
+		raw2, esc := b.StringRaw()
+		if string(raw) != c.raw || string(raw2) != c.raw || quote != c.quote || esc != c.escapedRaw || a.I != b.I || a.Err != nil || b.Err != nil {
+			t.Errorf("%s: StringBytes %q %v at %d, StringRaw %q %v at %d (%v %v)", c.in, raw, quote, a.I, raw2, esc, b.I, a.Err, b.Err)
+		}
+	}
+	s := Scanner{B: []byte(`"open`)}
+	if s.StringBytes(); s.Err == nil {
+		t.Error("an unterminated string passed")
 	}
 }
