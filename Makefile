@@ -178,3 +178,14 @@ test-package: package
 
 # The binaries embed the entry and icons too (tollgate install --user).
 $(BIN) $(WINDOW_BIN): $(wildcard build/desktop/tollgate.desktop build/desktop/icons/hicolor/*/apps/*)
+
+# Both binaries carry the version (git describe) and the package refuses a
+# pair that differ, so a commit that changes no Go file still rebuilds both:
+# build/version changes only when the version does.
+VERSION_STAMP := build/version
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(BIN) $(WINDOW_BIN): $(VERSION_STAMP)
+.PHONY: FORCE
+FORCE:
