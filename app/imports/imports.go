@@ -180,6 +180,11 @@ func ValidHarness(h string) bool {
 	return slices.Contains(importer.Harnesses(), h)
 }
 
+// testHookClaimed, set by tests only, runs when a worker has claimed job
+// i, before it parses it: a slow worker at that point must not stall the
+// import (TestSlowWorkerDoesNotStallTheWindow).
+var testHookClaimed func(i int)
+
 type importJob struct {
 	src  Source
 	path string // absolute path, or an upload's name
@@ -279,11 +284,18 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 		go func() {
 			defer wg.Done()
 			for {
+				// The window's slot first, then the job: a worker that
+				// claimed job i before its slot could wait behind 64 later
+				// jobs that hold every slot while the writer waits for i.
+				window <- struct{}{}
 				i := int(next.Add(1)) - 1
 				if i >= len(jobs) {
+					<-window
 					return
 				}
-				window <- struct{}{}
+				if testHookClaimed != nil {
+					testHookClaimed(i)
+				}
 				slots[i] <- r.parse(jobs[i], false)
 			}
 		}()

@@ -70,8 +70,18 @@ func (w *groupWriter) enqueue(job *writeJob) (any, error) {
 		return nil, ctx.Err()
 	}
 	// Once queued, the job is answered whatever the context does: a caller
-	// must not hear "cancelled" about a row that was in fact committed.
-	<-job.ready
+	// must not hear "cancelled" about a row that was in fact committed. A
+	// job queued just as the writer stopped (after it drained the queue) is
+	// never run: it is answered as closed.
+	select {
+	case <-job.ready:
+	case <-w.stopped:
+		select {
+		case <-job.ready:
+		default:
+			return nil, errClosed
+		}
+	}
 	return job.result, job.err
 }
 
