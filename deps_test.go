@@ -57,7 +57,7 @@ var depRules = []depRule{
 	{pattern: "app/config", module: []string{"app/home", "app/importer", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
 	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/importer/gemini", "app/importer/jsonl", "app/importer/opencode", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
 	// Following the harnesses' log folders: inotify, then app/imports.
-	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/importer/opencode", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
+	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/importer/gemini", "app/importer/opencode", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},

@@ -117,6 +117,9 @@ func parseWatchFolders(file string, raw any) ([]WatchFolder, error) {
 					return nil, &ConfigError{File: file, Key: key + ".path", Value: s, Why: "want an absolute path (or one starting with ~/)"}
 				}
 				f.Path = filepath.Clean(p)
+				if why := tooWide(f.Path); why != "" {
+					return nil, &ConfigError{File: file, Key: key + ".path", Value: s, Why: why}
+				}
 			case "harness":
 				h := strings.TrimSpace(s)
 				if !isString || (h != "" && !slices.Contains(importer.Harnesses(), h)) {
@@ -143,6 +146,23 @@ func parseBool(s string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("not a boolean")
+}
+
+// tooWide says why a folder cannot be followed whole: every folder below
+// a followed one gets an inotify watch, and the root, the home folder or a
+// folder above it would use up the user's watches (max_user_watches) and
+// break other programs' file watching. "" when it can be.
+func tooWide(p string) string {
+	if p == string(filepath.Separator) {
+		return "the root folder is too wide to follow: name the folder the logs are in"
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		home = filepath.Clean(home)
+		if p == home || strings.HasPrefix(home, p+string(filepath.Separator)) {
+			return "the home folder (or one above it) is too wide to follow: name the folder the logs are in"
+		}
+	}
+	return ""
 }
 
 func expandHome(p string) (string, error) {

@@ -72,6 +72,9 @@ func TestBadWatchNamesTheKey(t *testing.T) {
 		"watch: {folders: [/a, {path: /b, harness: vim}]}\n":   "watch.folders[1].harness",
 		"watch: {folders: [{path: /a, harness: codex, x: 1}]}": "watch.folders[0].x",
 		"watch: {folders: [7]}\n":                              "watch.folders[0]",
+		// Too wide to watch folder by folder (inotify watches run out).
+		"watch: {folders: [/]}\n":           "watch.folders[0].path",
+		"watch: {folders: [/tmp, \"~\"]}\n": "watch.folders[1].path",
 	}
 	for yaml, key := range cases {
 		_, err := loadWatch(t, yaml)

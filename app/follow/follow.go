@@ -28,6 +28,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
+	"tollgate/app/importer/gemini"
 	"tollgate/app/importer/opencode"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
@@ -465,7 +466,7 @@ func (f *Follower) event(ev fsnotify.Event) {
 		default:
 			return
 		}
-	} else if !wanted(harness, filepath.Base(path)) {
+	} else if !wanted(harness, path) {
 		return
 	}
 	f.mu.Lock()
@@ -543,7 +544,8 @@ func (f *Follower) markTree(root int, dir string) {
 }
 
 // wanted is imports.Walk's filter for one file name.
-func wanted(harness, name string) bool {
+func wanted(harness, path string) bool {
+	name := filepath.Base(path)
 	if !imports.IsLogName(name) {
 		return false
 	}
@@ -552,6 +554,8 @@ func wanted(harness, name string) bool {
 		return strings.HasSuffix(name, ".jsonl")
 	case importer.Codex:
 		return strings.HasPrefix(name, "rollout-") && strings.HasSuffix(name, ".jsonl")
+	case gemini.Harness:
+		return imports.IsGeminiChat(path) // its tmp folder holds other files too
 	}
 	return true
 }

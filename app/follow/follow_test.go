@@ -22,6 +22,7 @@ import (
 	"tollgate/app/config"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/gemini"
 	"tollgate/app/importer/opencode"
 	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
@@ -460,7 +461,10 @@ func TestKilledHistoryImportResumes(t *testing.T) {
 	w.db.Close()
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperFollowUntilKilled$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "FOLLOW_HELPER_DB="+w.dbPath, "FOLLOW_HELPER_ROOT="+src, "FOLLOW_HELPER_HOME="+filepath.Join(t.TempDir(), "home"))
+	// One core: a chunk is at least one file per core, and on a many-core
+	// machine the small corpus would be stored in one chunk, leaving nothing
+	// to resume.
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "FOLLOW_HELPER_DB="+w.dbPath, "FOLLOW_HELPER_ROOT="+src, "FOLLOW_HELPER_HOME="+filepath.Join(t.TempDir(), "home"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -757,5 +761,23 @@ func TestOpenCodeDatabaseIsFollowedWithOneWatch(t *testing.T) {
 	st := f.Status().Folders[0]
 	if st.Watched != 1 || st.Files != 1 {
 		t.Errorf("status %+v: want the database's folder alone watched, one file", st)
+	}
+}
+
+// The follower's filter for one file is Walk's: Gemini CLI's tmp folder
+// holds other .jsonl files beside its chats.
+func TestWantedMatchesWalk(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/h/.gemini/tmp/p/chats/session-1.jsonl":   true,
+		"/h/.gemini/tmp/p/chats/parent/sub.jsonl":  true,
+		"/h/.gemini/tmp/p/logs.jsonl":              false,
+		"/h/.gemini/tmp/p/checkpoints/state.jsonl": false,
+	} {
+		if got := wanted(gemini.Harness, path); got != want {
+			t.Errorf("wanted(gemini, %s) = %v, want %v", path, got, want)
+		}
+	}
+	if !wanted(importer.Codex, "/h/.codex/sessions/2026/01/01/rollout-x.jsonl") || wanted(importer.Codex, "/h/.codex/sessions/notes.jsonl") {
+		t.Error("codex rollouts")
 	}
 }

@@ -71,7 +71,10 @@ func CLIFor(exe string) string {
 			return c
 		}
 	}
-	return exe
+	// No CLI beside it: still name the CLI where it would be, never the
+	// window binary — a hook naming it would load GTK on every call. The
+	// integration checks then report the missing binary by name.
+	return candidates[len(candidates)-1]
 }
 
 // Executable is this tollgate's command-line binary: os.Executable with

@@ -82,8 +82,10 @@ func TestCLIFor(t *testing.T) {
 	} {
 		window, cli := filepath.Join(root, tc.window), filepath.Join(root, tc.cli)
 		writeExe(t, window, 0o755)
-		if got := CLIFor(window); got != window {
-			t.Errorf("no CLI installed: CLIFor(%s) = %s, want the window itself", tc.window, got)
+		// No CLI installed: still the CLI's place, never the window binary
+		// (a hook naming it would load GTK on every call).
+		if got := CLIFor(window); got != cli {
+			t.Errorf("no CLI installed: CLIFor(%s) = %s, want where the CLI belongs, %s", tc.window, got, cli)
 		}
 		writeExe(t, cli, 0o755)
 		if got := CLIFor(window); got != cli {

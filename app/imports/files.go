@@ -142,6 +142,10 @@ func Walk(dir, harness string) ([]FileInfo, error) {
 	return out, nil
 }
 
+// IsGeminiChat reports whether path is where Gemini CLI keeps a session
+// (the follower's filter matches Walk's with it).
+func IsGeminiChat(path string) bool { return isGeminiChat(path) }
+
 // isGeminiChat: Gemini CLI keeps sessions in <project>/chats/session-*.jsonl
 // and a subagent's in <project>/chats/<parent session>/<id>.jsonl.
 func isGeminiChat(path string) bool {

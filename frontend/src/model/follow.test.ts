@@ -33,6 +33,9 @@ describe("follow", () => {
     expect(etaText(42)).toBe("about 40 s left");
     expect(etaText(130)).toBe("about 2 min left");
     expect(etaText(3 * 3600 + 600)).toBe("about 3 h 10 min left");
+    // Rounded before it is split: never "60 min" or "1 h 60 min".
+    expect(etaText(3590)).toBe("about 1 h 0 min left");
+    expect(etaText(2 * 3600 - 10)).toBe("about 2 h 0 min left");
   });
 
   test("the Overview's banner: importing, just done, long done, nothing found", () => {

@@ -42,10 +42,10 @@ export function etaText(seconds: number): string {
   if (!(seconds >= 0) || !Number.isFinite(seconds)) return "";
   if (seconds < 5) return "a few seconds left";
   if (seconds < 60) return `about ${Math.round(seconds / 5) * 5} s left`;
-  if (seconds < 3600) return `about ${Math.round(seconds / 60)} min left`;
-  const h = Math.floor(seconds / 3600);
-  const m = Math.round((seconds - h * 3600) / 60);
-  return `about ${h} h ${m} min left`;
+  // Round to whole minutes first, then split: 59.6 min is "1 h 0 min", never "60 min".
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `about ${minutes} min left`;
+  return `about ${Math.floor(minutes / 60)} h ${minutes % 60} min left`;
 }
 
 /** The Overview's banner for the history import, or null when there is none to show. */
