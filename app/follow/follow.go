@@ -100,17 +100,17 @@ func Roots(w config.Watch, getenv func(string) string, home string) []imports.Ro
 	}
 	var out []imports.Root
 	seen := map[string]bool{}
-	for _, r := range imports.DefaultRoots(getenv, home) {
+	add := func(r imports.Root) {
 		if !seen[r.Dir] {
 			seen[r.Dir] = true
 			out = append(out, r)
 		}
 	}
+	for _, r := range imports.DefaultRoots(getenv, home) {
+		add(r)
+	}
 	for _, f := range w.Folders {
-		if !seen[f.Path] {
-			seen[f.Path] = true
-			out = append(out, imports.Root{Harness: f.Harness, Dir: f.Path})
-		}
+		add(imports.Root{Harness: f.Harness, Dir: f.Path})
 	}
 	return out
 }
@@ -176,7 +176,20 @@ func Start(ctx context.Context, opts Options) (*Follower, error) {
 		pending: map[string]bool{}, ready: map[string]bool{}, refused: map[string]string{}, marks: map[string]lineMark{},
 		history: History{State: HistoryScanning, Found: []Found{}},
 	}
+	seen := map[string]bool{}
 	for _, r := range opts.Roots {
+		// A root that is (or lies under) a symlink is followed where it
+		// leads: filepath.WalkDir does not enter a symlinked root, inotify
+		// watches the real folders, and two names for one folder
+		// (~/.config/claude → ~/.claude) are followed once, not imported
+		// twice. One that does not exist yet keeps its name.
+		if real, err := filepath.EvalSymlinks(r.Dir); err == nil {
+			r.Dir = real
+		}
+		if seen[r.Dir] {
+			continue
+		}
+		seen[r.Dir] = true
 		f.folders = append(f.folders, &folder{root: r})
 	}
 	f.done.Add(2)

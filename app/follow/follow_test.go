@@ -781,3 +781,33 @@ func TestWantedMatchesWalk(t *testing.T) {
 		t.Error("codex rollouts")
 	}
 }
+
+// ~/.claude/projects as a symlink (dotfiles, another disk), and a second
+// name for the same folder: followed where it leads, once.
+func TestASymlinkedRootIsFollowedOnce(t *testing.T) {
+	w := newWorld(t)
+	src, _ := corpus(t, 1, 400<<10, 1)
+	real := filepath.Join(t.TempDir(), "disk", "projects")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(src, real); err != nil {
+		t.Fatal(err)
+	}
+	links := t.TempDir()
+	one, two := filepath.Join(links, "claude-projects"), filepath.Join(links, "config-claude-projects")
+	for _, l := range []string{one, two} {
+		if err := os.Symlink(real, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, wantCost := reference(t, w, real)
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.ClaudeCode, Dir: one}, {Harness: importer.ClaudeCode, Dir: two}}})
+	waitFor(t, "the history", func() bool { return f.Status().History.State == HistoryDone })
+	if n, cost := totals(t, w.db); n != want || want == 0 || !near(cost, wantCost) {
+		t.Fatalf("followed %d requests, $%.6f; imported at once: %d, $%.6f", n, cost, want, wantCost)
+	}
+	if st := f.Status(); len(st.Folders) != 1 || st.Folders[0].Watched == 0 {
+		t.Fatalf("status %+v: want one folder, watched", st.Folders)
+	}
+}

@@ -90,6 +90,14 @@ func Walk(dir, harness string) ([]FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if lst, err := os.Lstat(dir); err == nil && lst.Mode()&fs.ModeSymlink != 0 && st.IsDir() {
+		// A folder that is a symlink (a dotfiles-managed or moved
+		// ~/.claude/projects): filepath.WalkDir does not enter a symlinked
+		// root, so walk where it leads; files are named by that path.
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+	}
 	if !st.IsDir() {
 		if !st.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s: not a regular file (%s), not read", dir, jsonl.FileKind(st.Mode()))

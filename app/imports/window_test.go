@@ -54,3 +54,21 @@ func TestSlowWorkerDoesNotStallTheWindow(t *testing.T) {
 		t.Fatalf("stored %d requests of %d", res.Requests, files)
 	}
 }
+
+// tollgate import of a folder that is a symlink walks where it leads
+// (filepath.WalkDir alone would not enter it).
+func TestWalkEntersASymlinkedFolder(t *testing.T) {
+	real := smallCorpus(t, t.TempDir())
+	link := filepath.Join(t.TempDir(), "projects")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Walk(real, "claude-code")
+	if err != nil || len(want) == 0 {
+		t.Fatalf("walk of the folder: %d files, %v", len(want), err)
+	}
+	got, err := Walk(link, "claude-code")
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("walk of the symlink: %d files (want %d), %v", len(got), len(want), err)
+	}
+}
