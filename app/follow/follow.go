@@ -451,7 +451,21 @@ func (f *Follower) event(ev fsnotify.Event) {
 			delete(f.sizes, path)
 			f.folders[root].files--
 		}
+		delete(f.pending, path)
+		delete(f.ready, path)
+		delete(f.marks, path)
+		delete(f.refused, path)
+		gone := path == f.folders[root].root.Dir
+		if gone {
+			// The root itself went (a restore, a moved folder): nothing
+			// watches for its return, so watch its nearest existing folder
+			// again; its Create then makes it a history, as at the start.
+			f.folders[root].exists = false
+		}
 		f.mu.Unlock()
+		if gone {
+			f.reach(root)
+		}
 		return
 	}
 	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {

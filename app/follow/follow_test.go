@@ -811,3 +811,24 @@ func TestASymlinkedRootIsFollowedOnce(t *testing.T) {
 		t.Fatalf("status %+v: want one folder, watched", st.Folders)
 	}
 }
+
+// The root is deleted, then comes back (a restore): followed again at
+// once, not only at the 10-minute rescan.
+func TestARootDeletedAndRecreatedIsFollowedAgain(t *testing.T) {
+	w := newWorld(t)
+	if err := os.MkdirAll(w.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := w.start(t, Options{})
+	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
+	if err := os.RemoveAll(w.root); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the root's removal", func() bool { return !f.Status().Folders[0].Exists })
+	src, _ := corpus(t, 1<<20, 200<<10, 5)
+	if err := os.Rename(src, w.root); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := reference(t, w, w.root)
+	waitFor(t, "the recreated root's logs", func() bool { n, _ := totals(t, w.db); return n == want && want > 0 })
+}
