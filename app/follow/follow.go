@@ -698,6 +698,18 @@ func (f *Follower) importLive(ctx context.Context, paths []string) {
 func (f *Follower) account(ctx context.Context, res imports.Result) {
 	now := time.Now().UTC()
 	newest := map[*folder]imports.FileResult{}
+	// The size the rescan compares with is what the import stored up to,
+	// not a stat taken afterwards: a line appended between the import's
+	// read and that stat would otherwise look read, and in a folder the
+	// kernel refused to watch it would stay missing until the next start.
+	read := make(map[string]int64, len(res.Files))
+	for _, r := range res.Files {
+		if r.Err == nil {
+			if st, ok, err := f.opts.DB.ImportStateOf(ctx, r.Path); err == nil && ok {
+				read[r.Path] = st.Offset
+			}
+		}
+	}
 	f.mu.Lock()
 	for _, r := range res.Files {
 		root := f.rootOf(r.Path)
@@ -707,9 +719,14 @@ func (f *Follower) account(ctx context.Context, res imports.Result) {
 		fo := f.folders[root]
 		if r.Err != nil {
 			fo.lastErr = r.Error
+			if _, ok := f.sizes[r.Path]; ok {
+				f.sizes[r.Path] = -1 // failed: the rescan tries it again
+			}
 			continue
 		}
-		if st, err := os.Stat(r.Path); err == nil {
+		if n, ok := read[r.Path]; ok {
+			f.sizes[r.Path] = n
+		} else if st, err := os.Stat(r.Path); err == nil {
 			f.sizes[r.Path] = st.Size()
 		}
 		if r.Unchanged {
