@@ -176,6 +176,15 @@ func (db *DB) StoreImports(ctx context.Context, batches []ImportBatch) (stats []
 			return stats, errs, fmt.Errorf("importing %s: %w", b.To.Path, errs[i]) // the whole group is rolled back
 		}
 		if errs[i] != nil {
+			if cerr := cancel.Err(); cerr != nil {
+				// BeginTx(ctx) lets database/sql roll the transaction back
+				// when ctx ends, so a statement can fail with ErrTxDone
+				// instead: that is the cancellation, not a bad file.
+				errs[i] = nil
+				return stats, errs, fmt.Errorf("importing %s: %w", b.To.Path, cerr)
+			}
+		}
+		if errs[i] != nil {
 			stats[i] = ImportStats{}
 			if !errors.Is(errs[i], ErrImportStale) {
 				errs[i] = fmt.Errorf("importing %s: %w", b.To.Path, errs[i])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -432,6 +433,32 @@ func TestStoreImportsCancelledMidGroupStoresNothing(t *testing.T) {
 			if err := db.sql.QueryRow("SELECT COUNT(*) FROM " + tab).Scan(&count); err != nil || count != 0 {
 				t.Fatalf("cancelled at look %d: %d rows in %s (%v)", n, count, tab, err)
 			}
+		}
+	}
+}
+
+// A real context cancelled while a one-file import runs: either the file is
+// stored, or the import says it was cancelled — never a per-file failure
+// (database/sql's rollback on cancel surfaced as "transaction has already
+// been committed or rolled back", counted as a bad file).
+func TestStoreImportCancelledIsNeverAFileFailure(t *testing.T) {
+	passes := sampleItems()
+	for try := range 40 {
+		db := openTest(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for range try % 8 {
+				runtime.Gosched()
+			}
+			cancel()
+		}()
+		_, errs, err := db.StoreImports(ctx, []ImportBatch{batch("/logs/a.jsonl", ImportState{Path: "/logs/a.jsonl"}, 100, passes[0])})
+		cancel()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("try %d: err %v, want context.Canceled", try, err)
+		}
+		if err == nil && errs[0] != nil {
+			t.Fatalf("try %d: a cancelled import reported as a file failure: %v", try, errs[0])
 		}
 	}
 }
