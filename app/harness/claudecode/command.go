@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"tollgate/app/harness/hookio"
 	"tollgate/guard/client"
 )
 
@@ -19,10 +20,7 @@ import (
 // declined. Notes go to stderr. It never fails the hook: tollgate not
 // running or malformed input allows the compaction.
 func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Options) {
-	b, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
-	if err == nil && len(b) > maxHookInput {
-		err = fmt.Errorf("input longer than %d bytes", maxHookInput)
-	}
+	b, err := hookio.Read(stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "tollgate: reading the hook input:", err, "— allowing the compaction")
 		return
@@ -73,9 +71,9 @@ func HTTPHandler(home string, endpoint func() client.Endpoint, log *slog.Logger)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		b, err := io.ReadAll(io.LimitReader(r.Body, maxHookInput+1))
-		if err == nil && len(b) > maxHookInput {
-			err = fmt.Errorf("body longer than %d bytes", maxHookInput)
+		b, err := io.ReadAll(io.LimitReader(r.Body, hookio.MaxInput+1))
+		if err == nil && len(b) > hookio.MaxInput {
+			err = fmt.Errorf("body longer than %d bytes", hookio.MaxInput)
 		}
 		var in hookInput
 		if err == nil {

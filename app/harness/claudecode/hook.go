@@ -32,9 +32,7 @@
 package claudecode
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +42,7 @@ import (
 	"strings"
 	"time"
 
+	"tollgate/app/harness/hookio"
 	"tollgate/app/home"
 	"tollgate/app/importer"
 	"tollgate/app/importer/ccfold"
@@ -76,23 +75,12 @@ const (
 	claudePostCompact = "PostCompact"
 )
 
-// maxHookInput bounds what a hook reads from stdin (Claude Code sends a few
-// hundred bytes).
-const maxHookInput = 1 << 20
-
 // decodeClaudeHookInput decodes and checks a PreCompact hook's input.
 // Errors name the field.
 func decodeClaudeHookInput(b []byte) (hookInput, error) {
 	var in hookInput
-	if len(bytes.TrimSpace(b)) == 0 {
-		return in, errors.New("empty input: expected Claude Code's PreCompact hook JSON on stdin")
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return in, fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type.Kind(), te.Value)
-		}
-		return in, fmt.Errorf("input is not JSON: %w", err)
+	if err := hookio.Decode(b, "Claude Code's PreCompact hook JSON", &in); err != nil {
+		return in, err
 	}
 	switch {
 	case in.HookEventName != claudePreCompact && in.HookEventName != claudePostCompact:

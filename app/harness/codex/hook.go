@@ -37,7 +37,6 @@
 package codex
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +51,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"tollgate/app/harness/hookio"
 	"tollgate/app/home"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
@@ -83,23 +83,12 @@ type hookInput struct {
 	AgentType      string  `json:"agent_type"`
 }
 
-// maxHookInput bounds what the hook reads from stdin (Codex sends a few
-// hundred bytes).
-const maxHookInput = 1 << 20
-
 // decodeHookInput decodes and checks a compaction hook's input. Errors name
 // the field.
 func decodeHookInput(b []byte) (hookInput, error) {
 	var in hookInput
-	if len(bytes.TrimSpace(b)) == 0 {
-		return in, errors.New("empty input: expected Codex's PreCompact hook JSON on stdin")
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return in, fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type.Kind(), te.Value)
-		}
-		return in, fmt.Errorf("input is not JSON: %w", err)
+	if err := hookio.Decode(b, "Codex's PreCompact hook JSON", &in); err != nil {
+		return in, err
 	}
 	switch {
 	case in.HookEventName != codexPreCompact && in.HookEventName != codexPostCompact:
@@ -191,10 +180,7 @@ func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	opts = opts.withDefaults()
 	// Codex's timeout runs from here: reading stdin already spends from it.
 	start := opts.Now()
-	b, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
-	if err == nil && len(b) > maxHookInput {
-		err = fmt.Errorf("input longer than %d bytes", maxHookInput)
-	}
+	b, err := hookio.Read(stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "tollgate: reading the hook input:", err, "— allowing the compaction")
 		return

@@ -1,0 +1,33 @@
+package hookio
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReadIsBounded(t *testing.T) {
+	if b, err := Read(strings.NewReader(`{"a":1}`)); err != nil || string(b) != `{"a":1}` {
+		t.Fatalf("%q %v", b, err)
+	}
+	if _, err := Read(strings.NewReader(strings.Repeat(" ", MaxInput+1))); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDecodeNamesWhatIsWrong(t *testing.T) {
+	var v struct {
+		SessionID string `json:"session_id"`
+	}
+	for in, want := range map[string]string{
+		"  \n":               `empty input: expected X's hook JSON on stdin`,
+		`{"session_id": 7}`:  "session_id: want a string, got a JSON number",
+		`{"session_id": "a"`: "input is not JSON",
+	} {
+		if err := Decode([]byte(in), "X's hook JSON", &v); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want %q", in, err, want)
+		}
+	}
+	if err := Decode([]byte(`{"session_id":"s"}`), "X", &v); err != nil || v.SessionID != "s" {
+		t.Fatalf("%+v %v", v, err)
+	}
+}
