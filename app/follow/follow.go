@@ -135,7 +135,7 @@ type Follower struct {
 	history History
 	backlog []imports.FileInfo // history files not yet handed to an import
 	// historyFiles are all the files of the history under way.
-	historyFiles []imports.FileInfo
+	historyFiles []foundFile
 	// marks count the lines of the logs read (the worker's alone).
 	marks map[string]lineMark
 }
@@ -239,19 +239,9 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 			old, seen := f.sizes[file.Path]
 			f.sizes[file.Path] = file.Size
 			switch {
-			case first && fo.root.Harness == opencode.Harness:
-				// OpenCode's database is imported session by session (its
-				// states are "<db>#<session>") and only what changed is read:
-				// one import, not a history, unless none of it was imported.
-				if !importedAny(states, file.Path+"#") {
-					file.Harness = fo.root.Harness
-					backlog = append(backlog, file)
-				} else {
-					f.pending[file.Path] = true
-				}
 			case first:
-				if st, ok := states[file.Path]; !ok || st.Offset != file.Size {
-					file.Harness = fo.root.Harness
+				file.Harness = fo.root.Harness
+				if f.isHistory(states, file) {
 					backlog = append(backlog, file)
 				}
 			case !seen || old != file.Size:
@@ -261,7 +251,7 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 		f.mu.Unlock()
 	}
 	if first {
-		f.addHistory(backlog)
+		f.addHistory(ctx, backlog)
 		f.mu.Lock()
 		n := len(f.pending)
 		f.mu.Unlock()
@@ -276,6 +266,24 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 			f.flushSoon()
 		}
 	}
+}
+
+// isHistory says whether a file found at the start (or in a root that came
+// back) is history: what the database has not read to its end. OpenCode's
+// database is imported session by session (its states are
+// "<db>#<session>") and only what changed is read: one import, queued as
+// pending, not a history, unless none of it was imported. Called with f.mu
+// held.
+func (f *Follower) isHistory(states map[string]sqlite.ImportState, file imports.FileInfo) bool {
+	if file.Harness == opencode.Harness {
+		if importedAny(states, file.Path+"#") {
+			f.pending[file.Path] = true
+			return false
+		}
+		return true
+	}
+	st, ok := states[file.Path]
+	return !ok || st.Offset != file.Size
 }
 
 // importedAny reports whether any import state's path starts with prefix.
@@ -401,7 +409,7 @@ func (f *Follower) watch(ctx context.Context) {
 			if !ok {
 				return
 			}
-			f.event(ev)
+			f.event(ctx, ev)
 		case err, ok := <-f.watcher.Errors:
 			if !ok {
 				return
@@ -418,7 +426,7 @@ func (f *Follower) watch(ctx context.Context) {
 	}
 }
 
-func (f *Follower) event(ev fsnotify.Event) {
+func (f *Follower) event(ctx context.Context, ev fsnotify.Event) {
 	path := ev.Name
 	if ev.Has(fsnotify.Create) {
 		// A root, or a folder above one, appeared: a root that now exists
@@ -433,7 +441,7 @@ func (f *Follower) event(ev fsnotify.Event) {
 			known := fo.exists
 			f.mu.Unlock()
 			if !known && f.reach(i) {
-				f.historyTree(i, fo.root.Dir)
+				f.historyTree(ctx, i, fo.root.Dir)
 			}
 		}
 		if appeared {
@@ -510,13 +518,17 @@ func (f *Follower) event(ev fsnotify.Event) {
 // with logs in it: a restore, a synced folder) a history to import in the
 // background with its progress: a new one when none is under way, else
 // part of the one that is.
-func (f *Follower) addHistory(files []imports.FileInfo) {
+func (f *Follower) addHistory(ctx context.Context, files []imports.FileInfo) {
+	found := make([]foundFile, len(files))
+	for i, file := range files {
+		found[i] = foundFile{file, sessionsIn(ctx, file)} // OpenCode's is a read: not under f.mu
+	}
 	f.mu.Lock()
 	if f.history.State != HistoryImporting {
 		f.historyFiles = nil
 		f.history = History{Found: []Found{}, ETASeconds: -1}
 	}
-	f.historyFiles = append(f.historyFiles, files...)
+	f.historyFiles = append(f.historyFiles, found...)
 	f.backlog = append(f.backlog, files...)
 	sum := summarize(f.historyFiles)
 	h := &f.history
@@ -528,8 +540,11 @@ func (f *Follower) addHistory(files []imports.FileInfo) {
 	f.signal()
 }
 
-// historyTree imports the logs of a root that just appeared as a history.
-func (f *Follower) historyTree(root int, dir string) {
+// historyTree imports the logs of a root that just appeared as a history:
+// those the database has not read to their end. A root that comes back
+// (moved away and back, a restore of the same folder) holds logs imported
+// before; they are not announced as found again.
+func (f *Follower) historyTree(ctx context.Context, root int, dir string) {
 	files, err := imports.Walk(dir, f.folders[root].root.Harness)
 	if err != nil {
 		f.mu.Lock()
@@ -537,18 +552,31 @@ func (f *Follower) historyTree(root int, dir string) {
 		f.mu.Unlock()
 		return
 	}
+	states, err := f.opts.DB.ImportStates(ctx)
+	if err != nil {
+		f.log.Error("following the harness logs: reading what was imported", "err", err)
+		states = map[string]sqlite.ImportState{}
+	}
+	var history []imports.FileInfo
 	f.mu.Lock()
 	f.folders[root].exists = true
-	for i := range files {
-		files[i].Harness = f.folders[root].root.Harness
-		if _, ok := f.sizes[files[i].Path]; !ok {
+	for _, file := range files {
+		file.Harness = f.folders[root].root.Harness
+		if _, ok := f.sizes[file.Path]; !ok {
 			f.folders[root].files++
 		}
-		f.sizes[files[i].Path] = files[i].Size
+		f.sizes[file.Path] = file.Size
+		if f.isHistory(states, file) {
+			history = append(history, file)
+		}
 	}
+	pending := len(f.pending)
 	f.mu.Unlock()
-	if len(files) > 0 {
-		f.addHistory(files)
+	if len(history) > 0 {
+		f.addHistory(ctx, history)
+	}
+	if pending > 0 {
+		f.flushSoon()
 	}
 }
 

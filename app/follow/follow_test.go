@@ -832,3 +832,112 @@ func TestARootDeletedAndRecreatedIsFollowedAgain(t *testing.T) {
 	want, _ := reference(t, w, w.root)
 	waitFor(t, "the recreated root's logs", func() bool { n, _ := totals(t, w.db); return n == want && want > 0 })
 }
+
+// A root moved away and back (a restore of the same folder) holds logs
+// imported before: only what changed while it was away is history; the
+// rest is not announced as found again.
+func TestARootThatComesBackAnnouncesOnlyWhatChanged(t *testing.T) {
+	w := newWorld(t)
+	src, stats := corpus(t, 1<<20, 200<<10, 7)
+	transcript := mainTranscript(t, src)
+	body, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := splitLines(body)
+	half := len(lines) / 2
+	if err := os.WriteFile(transcript, bytes.Join(lines[:half], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(w.root), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(src, w.root); err != nil {
+		t.Fatal(err)
+	}
+	f := w.start(t, Options{})
+	waitFor(t, "the history", func() bool { return f.Status().History.State == HistoryDone })
+	if h := f.Status().History; len(h.Found) != 1 || h.Found[0].Sessions != stats.Sessions {
+		t.Fatalf("first history %+v; the corpus %+v", h.Found, stats)
+	}
+
+	away := filepath.Join(t.TempDir(), "projects")
+	if err := os.Rename(w.root, away); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the root's removal", func() bool { return !f.Status().Folders[0].Exists })
+	// While away, one transcript grows.
+	grown := filepath.Join(away, strings.TrimPrefix(transcript, src))
+	if err := os.WriteFile(grown, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	before := len(w.hist)
+	w.mu.Unlock()
+	if err := os.Rename(away, w.root); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := reference(t, w, w.root)
+	waitFor(t, "the grown transcript", func() bool { n, _ := totals(t, w.db); return n == want })
+	waitFor(t, "the history of the return", func() bool { return f.Status().History.State == HistoryDone })
+	w.mu.Lock()
+	announced := append([]History(nil), w.hist[before:]...)
+	w.mu.Unlock()
+	if len(announced) == 0 {
+		t.Fatal("the grown transcript was not announced as history")
+	}
+	if h := announced[0]; len(h.Found) != 1 || h.Found[0].Files != 1 || h.Found[0].Sessions != 1 {
+		t.Errorf("the return announced %+v; want the one transcript that grew", h.Found)
+	}
+}
+
+// The banner counts sessions, not files: a Gemini CLI subagent's file is a
+// thread of its parent's session, and OpenCode's one database holds many.
+func TestFoundCountsSessionsPerHarness(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "opencode.db")
+	oc, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	if _, err := oc.Exec("CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL, `parent_id` text, `slug` text NOT NULL, " +
+		"`directory` text NOT NULL, `title` text NOT NULL, `version` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL);" +
+		"CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);" +
+		"CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := oc.Exec("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'p', 's', '/w', 't', '1.18.33', 1, 1)", fmt.Sprint("ses_", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	var files []foundFile
+	for _, file := range []imports.FileInfo{
+		{Harness: gemini.Harness, Path: "/h/.gemini/tmp/p/chats/session-2026-12-01T10-00-abc.jsonl", Size: 10},
+		{Harness: gemini.Harness, Path: "/h/.gemini/tmp/p/chats/3f2a9c1e-parent/9d8e7f6a-sub.jsonl", Size: 5},
+		{Harness: opencode.Harness, Path: path, Size: 100},
+		{Harness: importer.Codex, Path: "/h/.codex/sessions/2026/12/01/rollout-x.jsonl", Size: 7},
+		{Harness: importer.ClaudeCode, Path: "/h/.claude/projects/p/0b5c.jsonl", Size: 3},
+		{Harness: importer.ClaudeCode, Path: "/h/.claude/projects/p/0b5c/subagents/agent-a1.jsonl", Size: 2},
+		{Harness: "", Path: "/logs/x.jsonl", Size: 1},
+	} {
+		files = append(files, foundFile{file, sessionsIn(ctx, file)})
+	}
+	got := map[string]Found{}
+	for _, fd := range summarize(files).Found {
+		got[fd.Harness] = fd
+	}
+	for harness, want := range map[string]Found{
+		gemini.Harness:      {Harness: gemini.Harness, Sessions: 1, Files: 2, Bytes: 15},
+		opencode.Harness:    {Harness: opencode.Harness, Sessions: 3, Files: 1, Bytes: 100},
+		importer.Codex:      {Harness: importer.Codex, Sessions: 1, Files: 1, Bytes: 7},
+		importer.ClaudeCode: {Harness: importer.ClaudeCode, Sessions: 1, Files: 2, Bytes: 5},
+		"other":             {Harness: "other", Sessions: 0, Files: 1, Bytes: 1},
+	} {
+		if got[harness] != want {
+			t.Errorf("%s: found %+v, want %+v", harness, got[harness], want)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/gemini"
+	"tollgate/app/importer/opencode"
 	"tollgate/app/imports"
 	"tollgate/guard/api"
 )
@@ -38,7 +40,7 @@ type History struct {
 // Found is what the scan found of one harness.
 type Found struct {
 	Harness  string `json:"harness"`
-	Sessions int    `json:"sessions"` // main transcripts / rollouts: subagent files are part of a session
+	Sessions int    `json:"sessions"` // sessionsIn: subagent files are part of a session
 	Files    int    `json:"files"`
 	Bytes    int64  `json:"bytes"`
 }
@@ -115,8 +117,42 @@ func Handler(status func() Status) http.Handler {
 	})
 }
 
+// foundFile is a file of a history and the sessions it holds.
+type foundFile struct {
+	imports.FileInfo
+	sessions int
+}
+
+// sessionsIn is how many sessions a found log holds, as the banner counts
+// them: a Claude Code main transcript, a Codex rollout, a dsh log and a
+// Gemini CLI chat are one each (a Claude Code subagent's or summary call's
+// transcript and a Gemini subagent's file belong to their parent's
+// session); OpenCode's database holds many (its session table is read,
+// read-only and bounded, as the import reads it); a log whose harness is
+// told per file counts none ("3 other logs").
+func sessionsIn(ctx context.Context, file imports.FileInfo) int {
+	switch file.Harness {
+	case importer.ClaudeCode:
+		if importer.ClaudeRole(file.Path) == importer.PurposeConversation {
+			return 1
+		}
+	case importer.Codex, importer.DSH:
+		return 1
+	case gemini.Harness:
+		if gemini.SubagentParent(file.Path) == "" {
+			return 1
+		}
+	case opencode.Harness:
+		logs, err := opencode.Read(ctx, file.Path, opencode.Limits{}, func(string, string) bool { return false })
+		if err == nil {
+			return len(logs)
+		}
+	}
+	return 0
+}
+
 // summarize is the History of a backlog before its import starts.
-func summarize(backlog []imports.FileInfo) History {
+func summarize(backlog []foundFile) History {
 	h := History{State: HistoryDone, Found: []Found{}, ETASeconds: -1}
 	by := map[string]*Found{}
 	var total int64
@@ -132,9 +168,7 @@ func summarize(backlog []imports.FileInfo) History {
 		}
 		fd.Files++
 		fd.Bytes += file.Size
-		if importer.ClaudeRole(file.Path) == importer.PurposeConversation {
-			fd.Sessions++
-		}
+		fd.Sessions += file.sessions
 		total += file.Size
 	}
 	for _, fd := range by {

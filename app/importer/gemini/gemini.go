@@ -120,12 +120,20 @@ func newParser(o importer.Options) (*parser, error) {
 			return nil, err
 		}
 	}
-	// chats/<parent session id>/<session id>.jsonl is a subagent's file.
-	if dir := filepath.Base(filepath.Dir(o.Path)); dir != "chats" && dir != "." && dir != "/" &&
-		filepath.Base(filepath.Dir(filepath.Dir(o.Path))) == "chats" && validID(dir) {
-		p.parent = dir
-	}
+	p.parent = SubagentParent(o.Path)
 	return p, nil
+}
+
+// SubagentParent is the parent session id of a subagent's file,
+// chats/<parent session id>/<session id>.jsonl, or "" for a session's own
+// file (chats/session-*.jsonl): a subagent is a thread of its parent's
+// session, not a session of its own.
+func SubagentParent(path string) string {
+	if dir := filepath.Base(filepath.Dir(path)); dir != "chats" && dir != "." && dir != "/" &&
+		filepath.Base(filepath.Dir(filepath.Dir(path))) == "chats" && validID(dir) {
+		return dir
+	}
+	return ""
 }
 
 // line is one JSON object of the file, the fields tollgate reads.
