@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -70,6 +71,14 @@ const (
 	DefaultChunkBytes = 2 << 20
 	// chunkFiles bounds the files of one history call, for the same reason.
 	chunkFiles = 32
+	// DefaultMaxWatches bounds the folders watched under one root. inotify
+	// watches are a per-user budget every program shares (editors, file
+	// managers, sync clients), 8192 on kernels before 5.11; a Claude Code
+	// user of some years has a folder per project and one or two per
+	// session that ran subagents, and all but the latest never change
+	// again. Past the bound the most recently modified folders are watched
+	// and the rest are left to the one-minute rescan.
+	DefaultMaxWatches = 2048
 )
 
 // Options say what to follow and where to store it.
@@ -89,6 +98,9 @@ type Options struct {
 	// Pause is waited between two history chunks (0: none): what lets the
 	// gate's writer in under a long history import.
 	Pause time.Duration
+	// MaxWatches bounds the folders watched under one root (0:
+	// DefaultMaxWatches).
+	MaxWatches int
 }
 
 // Roots are the folders tollgate follows for this configuration: the
@@ -132,11 +144,17 @@ type Follower struct {
 	ready   map[string]bool   // past the debounce: to import now
 	timer   *time.Timer       // the debounce, nil when idle
 	refused map[string]string // directories the kernel would not watch → why
-	history History
-	backlog []imports.FileInfo // history files not yet handed to an import
+	// capped are the directories past a root's MaxWatches (→ its index),
+	// left to the rescan; watchedMod is a watched directory's modification
+	// time when it was watched: the oldest makes room for a new one.
+	capped     map[string]int
+	watchedMod map[string]time.Time
+	history    History
+	backlog    []imports.FileInfo // history files not yet handed to an import
 	// historyFiles are all the files of the history under way.
 	historyFiles []foundFile
-	// marks count the lines of the logs read (the worker's alone).
+	// marks count the lines of the logs read: the worker keeps them, a
+	// removal seen by the watcher drops them.
 	marks map[string]lineMark
 }
 
@@ -146,6 +164,8 @@ type folder struct {
 	files   int
 	last    *LastRead
 	lastErr string
+	watches int  // folders watched under the root
+	told    bool // a refused watch was logged (the rest are counted in the status)
 }
 
 // Start scans the roots, starts watching them and begins the history
@@ -164,6 +184,9 @@ func Start(ctx context.Context, opts Options) (*Follower, error) {
 	if opts.ChunkBytes <= 0 {
 		opts.ChunkBytes = DefaultChunkBytes
 	}
+	if opts.MaxWatches <= 0 {
+		opts.MaxWatches = DefaultMaxWatches
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("following the harness logs: %w", err)
@@ -174,6 +197,7 @@ func Start(ctx context.Context, opts Options) (*Follower, error) {
 		wake:    make(chan struct{}, 1),
 		watched: map[string]int{}, sizes: map[string]int64{},
 		pending: map[string]bool{}, ready: map[string]bool{}, refused: map[string]string{}, marks: map[string]lineMark{},
+		capped: map[string]int{}, watchedMod: map[string]time.Time{},
 		history: History{State: HistoryScanning, Found: []Found{}},
 	}
 	seen := map[string]bool{}
@@ -320,7 +344,7 @@ func (f *Follower) reach(i int) bool {
 		if !dirExists(anc) || anc == filepath.Dir(anc) {
 			return false // too far from anything that exists, or only / is left
 		}
-		f.addWatch(i, anc)
+		f.addWatch(i, anc, time.Now())
 		if !dirExists(next) {
 			return false // watched: its Create will come
 		}
@@ -333,36 +357,97 @@ func isAncestor(dir, path string) bool {
 	return strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
-// watchTree adds a watch on dir and every folder below it. OpenCode's
-// folder is watched alone: its database sits at the top, and the folders
-// below (snapshots, logs, binaries) hold no log and could be thousands.
+// watchTree adds a watch on dir and every folder below it, the most
+// recently modified first, up to the root's MaxWatches. OpenCode's folder
+// is watched alone: its database sits at the top, and the folders below
+// (snapshots, logs, binaries) hold no log and could be thousands.
 func (f *Follower) watchTree(root int, dir string) {
+	rootDir := f.folders[root].root.Dir
 	if f.folders[root].root.Harness == opencode.Harness {
-		if dir == f.folders[root].root.Dir {
-			f.addWatch(root, dir)
+		if dir == rootDir {
+			f.addWatch(root, dir, time.Now())
 		}
 		return
 	}
+	type aged struct {
+		dir string
+		mod time.Time
+	}
+	var dirs []aged
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil // unreadable or vanished: the rescan tries again
 		}
-		f.addWatch(root, path)
+		var mod time.Time
+		if info, err := d.Info(); err == nil {
+			mod = info.ModTime()
+		}
+		dirs = append(dirs, aged{path, mod})
 		return nil
 	})
+	// The root itself first (its new project folders), then the newest.
+	sort.SliceStable(dirs, func(i, j int) bool {
+		if (dirs[i].dir == rootDir) != (dirs[j].dir == rootDir) {
+			return dirs[i].dir == rootDir
+		}
+		return dirs[i].mod.After(dirs[j].mod)
+	})
+	if dir == rootDir {
+		// The whole tree is looked at again: what was left to the rescan
+		// is judged anew (a folder that went quiet may give way).
+		f.mu.Lock()
+		for d, r := range f.capped {
+			if r == root {
+				delete(f.capped, d)
+			}
+		}
+		f.mu.Unlock()
+	}
+	for _, d := range dirs {
+		f.addWatch(root, d.dir, d.mod)
+	}
 }
 
-func (f *Follower) addWatch(root int, dir string) {
+// addWatch watches dir (modified at mod) for root. Past the root's
+// MaxWatches, the watched folder modified longest ago (never the root)
+// gives way to a newer one; an older one is left to the rescan.
+func (f *Follower) addWatch(root int, dir string, mod time.Time) {
 	f.mu.Lock()
-	_, ok := f.watched[dir]
-	f.mu.Unlock()
-	if ok {
+	if _, ok := f.watched[dir]; ok {
+		f.watchedMod[dir] = mod
+		f.mu.Unlock()
 		return
+	}
+	var evict string
+	if f.folders[root].watches >= f.opts.MaxWatches {
+		var oldest time.Time
+		for d, r := range f.watched {
+			if r == root && d != f.folders[root].root.Dir && (evict == "" || f.watchedMod[d].Before(oldest)) {
+				evict, oldest = d, f.watchedMod[d]
+			}
+		}
+		if evict == "" || !oldest.Before(mod) {
+			f.capped[dir] = root
+			f.mu.Unlock()
+			return
+		}
+		delete(f.watched, evict)
+		delete(f.watchedMod, evict)
+		f.folders[root].watches--
+		f.capped[evict] = root
+	}
+	f.mu.Unlock()
+	if evict != "" {
+		f.watcher.Remove(evict) // already gone: nothing to undo
 	}
 	if err := f.watcher.Add(dir); err != nil {
 		f.mu.Lock()
-		if _, told := f.refused[dir]; !told {
-			f.log.Warn("following the harness logs: a folder is rescanned instead of watched", "dir", dir, "err", err)
+		if !f.folders[root].told {
+			// One line per root: past the kernel's limit every folder
+			// after this one is refused too; the status counts them.
+			f.folders[root].told = true
+			f.log.Warn("following the harness logs: the kernel refused to watch a folder; it and any others refused are rescanned every minute instead (raise fs.inotify.max_user_watches)",
+				"root", f.folders[root].root.Dir, "dir", dir, "err", err)
 		}
 		f.refused[dir] = err.Error()
 		f.mu.Unlock()
@@ -370,7 +455,10 @@ func (f *Follower) addWatch(root int, dir string) {
 	}
 	f.mu.Lock()
 	f.watched[dir] = root
+	f.watchedMod[dir] = mod
+	f.folders[root].watches++
 	delete(f.refused, dir)
+	delete(f.capped, dir)
 	f.mu.Unlock()
 }
 
@@ -394,7 +482,7 @@ func (f *Follower) watch(ctx context.Context) {
 	period := func() time.Duration {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if len(f.refused) > 0 {
+		if len(f.refused) > 0 || len(f.capped) > 0 {
 			return min(f.opts.Rescan, refusedRescan)
 		}
 		return f.opts.Rescan
@@ -454,7 +542,12 @@ func (f *Follower) event(ctx context.Context, ev fsnotify.Event) {
 	}
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 		f.mu.Lock()
-		delete(f.watched, path) // inotify dropped it; a new folder of that name is added on its Create
+		if r, ok := f.watched[path]; ok {
+			delete(f.watched, path) // inotify dropped it; a new folder of that name is added on its Create
+			delete(f.watchedMod, path)
+			f.folders[r].watches--
+		}
+		delete(f.capped, path)
 		if _, ok := f.sizes[path]; ok {
 			delete(f.sizes, path)
 			f.folders[root].files--
@@ -796,7 +889,9 @@ func (f *Follower) lineOf(ctx context.Context, r imports.FileResult) int64 {
 	if err != nil || !ok {
 		return 0
 	}
+	f.mu.Lock() // the watcher drops a removed file's mark
 	m := f.marks[r.Path]
+	f.mu.Unlock()
 	if r.Restarted || m.offset > st.Offset {
 		m = lineMark{}
 	}
@@ -814,7 +909,9 @@ func (f *Follower) lineOf(ctx context.Context, r imports.FileResult) int64 {
 			break
 		}
 	}
+	f.mu.Lock()
 	f.marks[r.Path] = m
+	f.mu.Unlock()
 	return m.lines
 }
 

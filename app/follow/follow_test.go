@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -939,5 +940,69 @@ func TestFoundCountsSessionsPerHarness(t *testing.T) {
 		if got[harness] != want {
 			t.Errorf("%s: found %+v, want %+v", harness, got[harness], want)
 		}
+	}
+}
+
+// Past MaxWatches the most recently modified folders are watched and the
+// rest are left to the rescan; a new folder takes the place of the one
+// modified longest ago, and what is written in it arrives by inotify.
+func TestWatchesPerRootAreCappedNewestFirst(t *testing.T) {
+	w := newWorld(t)
+	base := time.Now().Add(-48 * time.Hour)
+	var dirs []string
+	for i := range 6 {
+		d := filepath.Join(w.root, fmt.Sprintf("-home-user-p%d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	for i, d := range dirs {
+		at := base.Add(time.Duration(i) * time.Hour) // p5 is the newest
+		if err := os.Chtimes(d, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := w.start(t, Options{MaxWatches: 4})
+	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
+	watchedNow := func() []string {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var out []string
+		for d := range f.watched {
+			out = append(out, filepath.Base(d))
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got, want := watchedNow(), []string{"-home-user-p3", "-home-user-p4", "-home-user-p5", "projects"}; !slices.Equal(got, want) {
+		t.Fatalf("watched %v, want %v (the root and the three newest)", got, want)
+	}
+	if st := f.Status().Folders[0]; st.Watched != 4 || st.Capped != 3 {
+		t.Fatalf("status %+v: want 4 watched, 3 capped", st)
+	}
+
+	// A new project: watched at once, in place of p3; its transcript is
+	// read without waiting for the rescan (an hour in this test).
+	src, _ := corpus(t, 1, 200<<10, 9)
+	transcript := mainTranscript(t, src)
+	project := filepath.Join(w.root, "-home-user-new")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new folder's watch", func() bool { return slices.Contains(watchedNow(), "-home-user-new") })
+	if got, want := watchedNow(), []string{"-home-user-new", "-home-user-p4", "-home-user-p5", "projects"}; !slices.Equal(got, want) {
+		t.Fatalf("watched %v, want %v", got, want)
+	}
+	body, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, filepath.Base(transcript)), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new transcript", func() bool { n, _ := totals(t, w.db); return n > 0 })
+	if st := f.Status().Folders[0]; st.Watched != 4 || st.Capped != 4 {
+		t.Errorf("status %+v: want 4 watched, 4 capped", st)
 	}
 }

@@ -71,9 +71,11 @@ type FolderStatus struct {
 	Dir     string `json:"dir"`
 	Exists  bool   `json:"exists"`
 	// Watched counts the folders under Dir inotify watches; Refused those
-	// the kernel refused (they are rescanned instead).
+	// the kernel refused, Capped those past Options.MaxWatches (the least
+	// recently modified): both are rescanned every minute instead.
 	Watched int       `json:"watched"`
 	Refused int       `json:"refused"`
+	Capped  int       `json:"capped"`
 	Files   int       `json:"files"`
 	Last    *LastRead `json:"last,omitempty"`
 	Error   string    `json:"error,omitempty"`
@@ -106,6 +108,9 @@ func (f *Follower) Status() Status {
 		if i := f.rootOf(dir); i >= 0 {
 			st.Folders[i].Refused++
 		}
+	}
+	for _, i := range f.capped {
+		st.Folders[i].Capped++
 	}
 	return st
 }

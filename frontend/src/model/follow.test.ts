@@ -57,9 +57,11 @@ describe("follow", () => {
   });
 
   test("a followed folder", () => {
-    const f = { harness: "claude-code", dir: "/home/u/.claude/projects", exists: true, watched: 12, refused: 0, files: 40 };
+    const f = { harness: "claude-code", dir: "/home/u/.claude/projects", exists: true, watched: 12, refused: 0, capped: 0, files: 40 };
     expect(folderState(f)).toBe("40 logs · 12 folders watched");
     expect(folderState({ ...f, refused: 3 })).toBe("40 logs · 12 folders watched, 3 rescanned (inotify limit)");
+    expect(folderState({ ...f, capped: 1 })).toBe("40 logs · 12 folders watched, 1 quiet one rescanned each minute");
+    expect(folderState({ ...f, capped: 300, refused: 2 })).toBe("40 logs · 12 folders watched, 300 quiet ones rescanned each minute, 2 rescanned (inotify limit)");
     expect(folderState({ ...f, exists: false })).toBe("not on this machine (yet)");
     const last = { file: "/home/u/.claude/projects/-p/s.jsonl", line: 1470, session: "s", at: "2026-12-01T10:00:00Z", bytes: 10, requests: 1, folds: 0 };
     expect(lastReadFile({ ...f, last })).toBe("-p/s.jsonl, line 1,470");

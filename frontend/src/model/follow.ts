@@ -91,7 +91,9 @@ export function historyBanner(h: HistoryProgress | null, now: number = Date.now(
 /** A followed folder's state in a few words. */
 export function folderState(f: FollowedFolder): string {
   if (!f.exists) return "not on this machine (yet)";
-  const watched = f.refused > 0 ? `${plural(f.watched, "folder", "folders")} watched, ${f.refused} rescanned (inotify limit)` : plural(f.watched, "folder", "folders") + " watched";
+  let watched = plural(f.watched, "folder", "folders") + " watched";
+  if (f.capped > 0) watched += `, ${f.capped} quiet ${f.capped === 1 ? "one" : "ones"} rescanned each minute`;
+  if (f.refused > 0) watched += `, ${f.refused} rescanned (inotify limit)`;
   return `${plural(f.files, "log", "logs")} · ${watched}`;
 }
 

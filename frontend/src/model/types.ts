@@ -470,7 +470,10 @@ export interface FollowedFolder {
   dir: string;
   exists: boolean;
   watched: number;
+  /** Folders the kernel would not watch (its inotify limit): rescanned instead. */
   refused: number;
+  /** Folders past tollgate's own bound per root, the least recently modified: rescanned each minute. */
+  capped: number;
   files: number;
   last?: LastRead;
   error?: string;
