@@ -710,6 +710,12 @@ func TestAHarnessRunForTheFirstTimeIsFollowed(t *testing.T) {
 // folder, beside thousands of snapshot folders that hold no log: the
 // follower watches that folder alone and imports what a running OpenCode
 // commits (to the write-ahead log first).
+// openCodeSchema is OpenCode 1.18's three tables, the columns the importer reads.
+const openCodeSchema = "CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL, `parent_id` text, `slug` text NOT NULL, " +
+	"`directory` text NOT NULL, `title` text NOT NULL, `version` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL);" +
+	"CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);" +
+	"CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);"
+
 func TestOpenCodeDatabaseIsFollowedWithOneWatch(t *testing.T) {
 	w := newWorld(t)
 	dir := filepath.Join(t.TempDir(), "opencode")
@@ -731,10 +737,7 @@ func TestOpenCodeDatabaseIsFollowedWithOneWatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	exec("CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL, `parent_id` text, `slug` text NOT NULL, " +
-		"`directory` text NOT NULL, `title` text NOT NULL, `version` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL);" +
-		"CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);" +
-		"CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);")
+	exec(openCodeSchema)
 	at := time.Now().Add(-time.Hour).UnixMilli()
 	exec("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES ('ses_1', 'p', 's', '/w', 'a title', '1.18.33', ?, ?)", at, at)
 	n := 0
@@ -902,10 +905,7 @@ func TestFoundCountsSessionsPerHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer oc.Close()
-	if _, err := oc.Exec("CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL, `parent_id` text, `slug` text NOT NULL, " +
-		"`directory` text NOT NULL, `title` text NOT NULL, `version` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL);" +
-		"CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);" +
-		"CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);"); err != nil {
+	if _, err := oc.Exec(openCodeSchema); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
