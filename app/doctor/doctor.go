@@ -739,6 +739,9 @@ func (d *doctor) checkIntegrations() []DoctorCheck {
 	var out []DoctorCheck
 	for _, in := range harness.Integrations(d.home) {
 		c := DoctorCheck{ID: "integration." + in.Name, Detail: in.Detail, Status: DoctorOK}
+		if in.Note != "" {
+			c.Detail += " (" + in.Note + ")"
+		}
 		facts := map[string]any{"installed": in.Installed, "verified": in.Verified}
 		if in.LastDecision != "" {
 			facts["lastDecision"] = in.LastDecision

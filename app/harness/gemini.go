@@ -27,7 +27,7 @@ const GeminiVerdict = "observed, cannot be gated: its PreCompress hook is adviso
 // a session: <GEMINI_CLI_HOME or ~>/.gemini/tmp/<project>/chats. One
 // directory listing and a stat per project: cheap enough for every call.
 func geminiStatus(p home.Probe) api.Integration {
-	in := api.Integration{Name: Gemini, Detail: "not seen (no session under ~/.gemini/tmp); " + GeminiVerdict}
+	in := api.Integration{Name: Gemini, Detail: "not seen: no session under ~/.gemini/tmp", Note: GeminiVerdict}
 	base := p.Getenv("GEMINI_CLI_HOME")
 	if base == "" {
 		d, err := home.HarnessDir(p.Getenv, "HOME", "")
@@ -40,7 +40,7 @@ func geminiStatus(p home.Probe) api.Integration {
 	for _, dir := range chats {
 		if st, err := os.Stat(dir); err == nil && st.IsDir() {
 			in.State = api.IntegrationObserved
-			in.Detail = "sessions in " + filepath.Dir(filepath.Dir(dir)) + "; " + GeminiVerdict
+			in.Detail = "sessions in " + filepath.Dir(filepath.Dir(dir))
 			break
 		}
 	}

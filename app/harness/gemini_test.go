@@ -27,8 +27,8 @@ func TestGeminiObservedNeverArms(t *testing.T) {
 		return api.Integration{}
 	}
 	in := gemini()
-	if in.State != "" || in.Installed || in.Verified || !strings.HasPrefix(in.Detail, "not seen (") ||
-		!strings.Contains(in.Detail, "PreCompress hook is advisory") || !strings.Contains(in.Detail, "masks old tool outputs") {
+	if in.State != "" || in.Installed || in.Verified || !strings.HasPrefix(in.Detail, "not seen: ") ||
+		!strings.Contains(in.Note, "PreCompress hook is advisory") || !strings.Contains(in.Note, "masks old tool outputs") {
 		t.Fatalf("not seen: %+v", in)
 	}
 	// A tmp folder without chats (Gemini CLI ran, wrote no session) is not a session.

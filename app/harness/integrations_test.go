@@ -23,7 +23,7 @@ func TestIntegrationsDSHSeenAndCodexNotInstalled(t *testing.T) {
 		return ""
 	}}
 	list := integrationsFor(env)
-	if len(list) != 6 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "hook codex --install") || !strings.Contains(list[3].Detail, "ends the current Codex turn") {
+	if len(list) != 6 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "hook codex --install") || !strings.Contains(list[3].Note, "ends the current Codex turn") {
 		t.Fatalf("%+v", list)
 	}
 	for _, in := range list {

@@ -149,10 +149,15 @@ type (
 // Integration is an installed hook integration, as GET /v1/engines and the
 // Integrations page show it.
 type Integration struct {
-	Name         string `json:"name"`
-	Installed    bool   `json:"installed"`
-	Verified     bool   `json:"verified"`
+	Name      string `json:"name"`
+	Installed bool   `json:"installed"`
+	Verified  bool   `json:"verified"`
+	// Detail is the integration's state in a line (what is installed
+	// where, or what to run); Note what always holds of the harness (what a
+	// decline does, why it cannot be gated), which the Integrations page
+	// says in its own words and doctor prints after the detail.
 	Detail       string `json:"detail"`
+	Note         string `json:"note,omitempty"`
 	LastDecision string `json:"lastDecision,omitempty"`
 	// State is IntegrationObserved for a harness tollgate reads but cannot
 	// gate (Gemini CLI) whose sessions are on this machine; "" otherwise

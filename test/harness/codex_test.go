@@ -79,8 +79,8 @@ func TestCodexPreCompactHook(t *testing.T) {
 	var engines struct {
 		Armed        bool `json:"armed"`
 		Integrations []struct {
-			Name, Detail, LastDecision string
-			Installed, Verified        bool
+			Name, Detail, Note, LastDecision string
+			Installed, Verified              bool
 		} `json:"integrations"`
 	}
 	codexIntegration := func() (int, bool) {
@@ -92,7 +92,7 @@ func TestCodexPreCompactHook(t *testing.T) {
 		}
 		return 0, false
 	}
-	if i, ok := codexIntegration(); !ok || !engines.Armed || !engines.Integrations[i].Verified || !strings.Contains(engines.Integrations[i].Detail, "ends the current Codex turn") {
+	if i, ok := codexIntegration(); !ok || !engines.Armed || !engines.Integrations[i].Verified || !strings.Contains(engines.Integrations[i].Note, "ends the current Codex turn") {
 		t.Fatalf("after --install: %+v", engines)
 	}
 

@@ -211,7 +211,7 @@ func Uninstall(codexDir string) (UninstallResult, error) {
 // hooks.json, trusted in config.toml, and runs this tollgate (verified: it
 // then arms the guard).
 func Status(p home.Probe) api.Integration {
-	in := api.Integration{Name: Name}
+	in := api.Integration{Name: Name, Note: Behaviour}
 	dir, err := Dir(p.Getenv)
 	if err != nil {
 		in.Detail = "no home folder: " + err.Error()
@@ -232,7 +232,7 @@ func Status(p home.Probe) api.Integration {
 		}
 	}
 	if pre == nil {
-		in.Detail = "not installed: run `tollgate hook codex --install` (" + Behaviour + ")"
+		in.Detail = "not installed: run `tollgate hook codex --install`"
 		return in
 	}
 	in.Installed = true
@@ -252,12 +252,12 @@ func Status(p home.Probe) api.Integration {
 		return in
 	}
 	in.Verified = true
-	in.Detail = fmt.Sprintf("PreCompact hook installed and trusted (%s, timeout %ds) → %s. %s", path, pre.timeout, exe, Behaviour)
+	in.Detail = fmt.Sprintf("PreCompact hook installed and trusted (%s, timeout %ds) → %s", path, pre.timeout, exe)
 	return in
 }
 
-// Behaviour is what the Integrations page and the dialog say about a
-// declined Codex compaction.
+// Behaviour is the integration's Note: what a declined Codex compaction
+// does.
 const Behaviour = "Declining a Codex compaction ends the current Codex turn (its PreCompact hook can stop the turn, not skip only the compaction); " +
 	"Codex proposes the compaction again on the next turn"
 

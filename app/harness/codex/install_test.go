@@ -116,7 +116,7 @@ func TestInstallKeepsTheUsersHooksAndTrustsOnlyOurs(t *testing.T) {
 	if fi, _ := os.Stat(configPath); fi.Mode().Perm() != 0o640 {
 		t.Fatalf("config.toml mode %v", fi.Mode())
 	}
-	if s := Status(probe(dir, exe)); !s.Installed || !s.Verified || !strings.Contains(s.Detail, "ends the current Codex turn") {
+	if s := Status(probe(dir, exe)); !s.Installed || !s.Verified || !strings.Contains(s.Note, "ends the current Codex turn") || strings.Contains(s.Detail, "ends the") {
 		t.Fatalf("after install: %+v", s)
 	}
 

@@ -24,6 +24,12 @@ describe("follow", () => {
         { harness: "dsh", sessions: 2, files: 2, bytes: 4096 },
       ]),
     ).toBe("412 Claude Code sessions, 1.3 GB, 20 Codex sessions, 48 MB and 2 dsh sessions, 4 KB");
+    expect(
+      foundSummary([
+        { harness: "opencode", sessions: 31, files: 1, bytes: 9 * 1024 ** 2 },
+        { harness: "gemini", sessions: 1, files: 3, bytes: 2048 },
+      ]),
+    ).toBe("31 OpenCode sessions, 9 MB and 1 Gemini CLI session, 2 KB");
   });
 
   test("time left", () => {

@@ -76,7 +76,7 @@ export function pillGlyph(state: PillState): string {
 
 /** The human name of an integration ("claude-code" → "Claude Code"). */
 export function integrationTitle(name: string): string {
-  const known: Record<string, string> = { "claude-code": "Claude Code", reasonix: "Reasonix", dsh: "dsh", codex: "Codex", gemini: "Gemini CLI" };
+  const known: Record<string, string> = { "claude-code": "Claude Code", reasonix: "Reasonix", dsh: "dsh", codex: "Codex", gemini: "Gemini CLI", opencode: "OpenCode" };
   return known[name] ?? name;
 }
 

@@ -252,7 +252,10 @@ export interface Integration {
   name: string;
   installed: boolean;
   verified: boolean;
+  /** The integration's state in a line. */
   detail: string;
+  /** What always holds of the harness (what a decline does, why it cannot be gated); the page's guide says it in its own words. */
+  note?: string;
   lastDecision: string | null;
   /** "observed": tollgate imports this harness's sessions but cannot gate it (Gemini CLI). Never arms the guard. */
   state?: "observed";
