@@ -67,6 +67,12 @@ test("a Claude Code history that appears is found, imported with its progress, a
   assert.equal(follow.body.history.state, "done");
   assert.equal(follow.body.history.found[0].sessions, 2);
   await page.screenshot({ path: join(OUT, "e2e-follow-history.png"), fullPage: true });
+  // The shared sessions are months old, outside the Overview's 30 days:
+  // the banner leads to the list that has them.
+  await done.getByRole("link", { name: "see the sessions" }).click();
+  await page.locator("#sessions-table tr[data-row]").first().waitFor();
+  assert.equal(await page.locator("#sessions-table tr[data-row]").count(), 2);
+  await page.goto(server.api.url + "/#/");
 });
 
 test("a transcript appended to while tollgate runs shows its new requests within seconds", { skip }, async () => {

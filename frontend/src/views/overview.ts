@@ -98,7 +98,9 @@ function historyBox(h: HistoryProgress | null): HTMLElement {
     { class: "card history", id: "history-import", role: "status", "aria-live": "polite", "data-state": b.importing ? "importing" : "done" },
     el("p", { class: "history-headline" }, b.headline),
     b.importing ? el("div", { class: "progress" }, bar) : null,
-    el("p", { class: "muted history-detail" }, b.detail),
+    // Imported history can all be older than the charts' 30 days: the
+    // sessions list has every session, whatever its age.
+    el("p", { class: "muted history-detail" }, b.detail, b.importing ? null : " · ", b.importing ? null : el("a", { href: "#/sessions" }, "see the sessions")),
   );
 }
 
@@ -147,7 +149,8 @@ export const overviewView: View = async (root, ctx, scope) => {
         "div",
         { class: "stats" },
         card("spent", formatUSD(t.totalUSD), `${formatInt(t.requests)} requests`, "stat-total"),
-        card("cache hit rate", formatPercent(spend.hitRate), "cache reads / all prompt tokens"),
+        // No request, no rate: "0%" would say the cache missed everything.
+        card("cache hit rate", t.requests > 0 ? formatPercent(spend.hitRate) : "—", "cache reads / all prompt tokens"),
         card("requests", formatInt(t.requests)),
         card("folds", formatInt(spend.folds), "context rewrites that ran"),
         card("declined rewrites", formatInt(spend.declined)),

@@ -24,7 +24,7 @@ function stats(s: Session, declined: number): HTMLElement[] {
   return [
     stat("requests", formatInt(s.requests)),
     stat("spent", formatUSD(s.costUSD)),
-    stat("cache hit rate", formatPercent(s.hitRate)),
+    stat("cache hit rate", s.requests > 0 ? formatPercent(s.hitRate) : "—"),
     stat("context now", s.lastContextTokens ? formatTokens(s.lastContextTokens) : "—", s.lastContextTokens ? formatInt(s.lastContextTokens) + " tokens" : undefined),
     stat("folds", formatInt(s.folds)),
     stat("declined", formatInt(declined)),
