@@ -37,7 +37,15 @@ const installCommand = "tollgate hook opencode --install"
 // (Verified stays false): the plugin does, through its engine lease, while
 // OpenCode runs.
 func Status(p home.Probe) api.Integration {
-	in := api.Integration{Name: Name}
+	in, _ := Assess(p)
+	return in
+}
+
+// Assess is Status, and whether the plugin is installed but needs the
+// user (an older tollgate's files, a changed or missing file, a second
+// copy that makes OpenCode run it twice): doctor grades that a warning.
+func Assess(p home.Probe) (in api.Integration, needsFix bool) {
+	in = api.Integration{Name: Name}
 	dir, err := Dir(p.Getenv)
 	if err != nil {
 		dir = ""
@@ -59,15 +67,15 @@ func Status(p home.Probe) api.Integration {
 	switch {
 	case where == "" && seenErr != nil:
 		in.Detail = "not installed: run `" + installCommand + "`; the plugin registers an engine while OpenCode runs"
-		return in
+		return in, false
 	case problem != "":
 		in.Installed = where != ""
 		in.Detail = "plugin " + verb + where + ": " + problem
-		return in
+		return in, true
 	case seenErr != nil:
 		in.Installed = true
 		in.Detail = "plugin " + verb + where + "; not seen yet: it arms the guard once OpenCode starts while tollgate runs"
-		return in
+		return in, false
 	}
 	in.Installed = true
 	in.Detail = "plugin seen " + m.At.Local().Format("2006-01-02 15:04")
@@ -75,7 +83,7 @@ func Status(p home.Probe) api.Integration {
 		in.Detail += " (OpenCode " + m.Version + ")"
 	}
 	in.Detail += "; it arms the guard while OpenCode runs (engine lease); declining leaves the history whole and asks again after the next turn above OpenCode's threshold"
-	return in
+	return in, false
 }
 
 // Installation is what Inspect found of Install's files.
