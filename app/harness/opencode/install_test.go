@@ -355,7 +355,7 @@ func TestStatusOfTheInstalledShim(t *testing.T) {
 		t.Fatalf("installed: %+v", st)
 	}
 	home.WriteMarker(tg, Name, home.Marker{At: time.Now(), Version: "1.18.33"})
-	if st := Status(p); !st.Installed || !strings.Contains(st.Detail, "OpenCode 1.18.33") {
+	if st := Status(p); !st.Installed || !strings.Contains(st.Detail, "installed in "+filepath.Join(dir, "plugins", "tollgate.js")+", seen ") || !strings.Contains(st.Detail, "OpenCode 1.18.33") {
 		t.Fatalf("seen: %+v", st)
 	}
 	// Listed in opencode.json as well: two files, so OpenCode runs it twice.

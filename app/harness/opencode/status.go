@@ -78,7 +78,11 @@ func Assess(p home.Probe) (in api.Integration, needsFix bool) {
 		return in, false
 	}
 	in.Installed = true
-	in.Detail = "plugin seen " + m.At.Local().Format("2006-01-02 15:04")
+	in.Detail = "plugin seen "
+	if where != "" {
+		in.Detail = "plugin " + verb + where + ", seen "
+	}
+	in.Detail += m.At.Local().Format("2006-01-02 15:04")
 	if m.Version != "" {
 		in.Detail += " (OpenCode " + m.Version + ")"
 	}
