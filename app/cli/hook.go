@@ -228,6 +228,9 @@ already lists the plugin, nothing is written.`)
 		return err
 	case res.ConfiguredIn != "":
 		fmt.Fprintf(stdio.Stdout, "OpenCode already loads tollgate's plugin from %s: nothing written (a second copy would run twice)\n", res.ConfiguredIn)
+		if opencode.Inspect(dir).Present {
+			fmt.Fprintf(stdio.Stdout, "%s is there too, so OpenCode runs the plugin twice: `tollgate hook opencode --uninstall` removes that copy\n", res.Shim)
+		}
 	case !res.Changed:
 		fmt.Fprintf(stdio.Stdout, "tollgate's OpenCode plugin is already installed: %s\n", res.Shim)
 	default:

@@ -370,3 +370,36 @@ func TestStatusOfTheInstalledShim(t *testing.T) {
 		t.Fatalf("missing: %+v", st)
 	}
 }
+
+// FuzzReadManifest: the manifest is a file on disk anyone may edit. No
+// input panics, and one that is accepted names only tollgate's shim and
+// files inside its folder (never the manifest itself), each with a sha256
+// digest: an edited manifest cannot make --uninstall delete anything else.
+func FuzzReadManifest(f *testing.F) {
+	f.Add([]byte(`{"installedBy":"tollgate hook opencode --install","files":{"tollgate.js":"sha256:00","tollgate/index.js":"sha256:11"}}`))
+	f.Add([]byte(`{"installedBy":"tollgate hook opencode --install","home":"/x","files":{"tollgate/../notify.js":"sha256:00"}}`))
+	f.Add([]byte(`{"installedBy":"tollgate hook opencode --install","files":{"/etc/passwd":"sha256:00"}}`))
+	f.Add([]byte(`{"installedBy": `))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		l := layoutOf(dir)
+		os.MkdirAll(l.tree, 0o755)
+		if err := os.WriteFile(l.manifest, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := readManifest(l)
+		if err != nil {
+			if !strings.Contains(err.Error(), l.manifest) {
+				t.Fatalf("error does not name the manifest: %v", err)
+			}
+			return
+		}
+		for rel, sum := range m.Files {
+			p := l.abs(rel)
+			inTree := strings.HasPrefix(p, l.tree+string(filepath.Separator))
+			if p != l.shim && !inTree || p == l.manifest || !strings.HasPrefix(sum, "sha256:") {
+				t.Fatalf("accepted %q → %s (%q)", rel, p, sum)
+			}
+		}
+	})
+}
