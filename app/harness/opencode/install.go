@@ -193,7 +193,7 @@ func Install(o InstallOptions) (InstallResult, error) {
 	var write, stale []string
 	for rel, b := range want {
 		next.Files[rel] = digest(b)
-		cur, err := ownedContent(l, old, rel)
+		cur, err := ownedContent(l, old, want, rel)
 		switch {
 		case err != nil:
 			return res, err
@@ -206,7 +206,7 @@ func Install(o InstallOptions) (InstallResult, error) {
 			if _, ok := want[rel]; ok {
 				continue
 			}
-			cur, err := ownedContent(l, old, rel)
+			cur, err := ownedContent(l, old, want, rel)
 			if err != nil {
 				return res, err
 			}
@@ -296,9 +296,13 @@ func Uninstall(configDir string) (UninstallResult, error) {
 		}
 		return res, nil
 	}
+	want, err := wanted(m.Home)
+	if err != nil {
+		return res, err
+	}
 	var present []string
 	for rel := range m.Files {
-		cur, err := ownedContent(l, m, rel)
+		cur, err := ownedContent(l, m, want, rel)
 		if err != nil {
 			return res, err
 		}
@@ -365,10 +369,11 @@ func readManifest(l layout) (*manifest, error) {
 }
 
 // ownedContent is the file at rel if tollgate may replace or delete it:
-// nil when it does not exist; its bytes when the manifest lists it with
-// those bytes' digest, or when it is a file Install writes and holds
-// exactly what it would write. Anything else is an error naming the path.
-func ownedContent(l layout, m *manifest, rel string) ([]byte, error) {
+// nil when it does not exist; its bytes when they are exactly what this
+// binary writes there (want: an install interrupted before its manifest
+// was written leaves such files), or when the manifest lists it with those
+// bytes' digest. Anything else is an error naming the path.
+func ownedContent(l layout, m *manifest, want map[string][]byte, rel string) ([]byte, error) {
 	p := l.abs(rel)
 	b, err := readRegular(p, maxPluginFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -376,6 +381,9 @@ func ownedContent(l layout, m *manifest, rel string) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if w, ok := want[rel]; ok && bytes.Equal(w, b) {
+		return b, nil
 	}
 	if m != nil {
 		if sum, ok := m.Files[rel]; ok {
@@ -385,18 +393,7 @@ func ownedContent(l layout, m *manifest, rel string) ([]byte, error) {
 			return nil, fmt.Errorf("%s was changed since tollgate installed it: move it away (or put back what tollgate wrote) and run again", p)
 		}
 	}
-	want, err := wanted(homeOf(m))
-	if err == nil && bytes.Equal(want[rel], b) && want[rel] != nil {
-		return b, nil
-	}
 	return nil, fmt.Errorf("%s exists and was not written by tollgate: move it away and run again", p)
-}
-
-func homeOf(m *manifest) string {
-	if m == nil {
-		return ""
-	}
-	return m.Home
 }
 
 // maxPluginFile bounds the read of a file where the plugin goes (the

@@ -403,3 +403,21 @@ func FuzzReadManifest(f *testing.F) {
 		}
 	})
 }
+
+// An install cut short before its manifest (the plugin's files written,
+// nothing else) is finished by the next --install: those files are
+// byte-for-byte tollgate's.
+func TestInstallFinishesAnInterruptedInstall(t *testing.T) {
+	dir := userFiles(t)
+	for _, f := range []string{"index.js", "lib/guard.js"} {
+		p := filepath.Join(dir, "plugins", "tollgate", filepath.FromSlash(f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(embedded(t, f)), 0o644)
+	}
+	if res, err := Install(InstallOptions{ConfigDir: dir}); err != nil || !res.Changed {
+		t.Fatalf("install: %+v %v", res, err)
+	}
+	if in := Inspect(dir); !in.Current {
+		t.Fatalf("inspect: %+v", in)
+	}
+}
