@@ -22,7 +22,9 @@ APT_BUILD := build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev
 APT_TEST  := xvfb xauth x11-apps imagemagick chromium fonts-dejavu-core xdotool dbus-x11 zstd prometheus
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-GO_SOURCES := $(shell find . -name '*.go' -not -path './frontend/node_modules/*' 2>/dev/null) go.mod go.sum
+# The binary also embeds the OpenCode plugin (integrations/opencode/embed.go).
+GO_SOURCES := $(shell find . -name '*.go' -not -path './frontend/node_modules/*' 2>/dev/null) go.mod go.sum \
+  $(wildcard integrations/opencode/index.js integrations/opencode/lib/*.js)
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig.json frontend/package.json -type f 2>/dev/null)
 
 .PHONY: all deps deps-apt deps-npm frontend build run test test-go test-frontend test-e2e test-window test-harness vet bench bench-import bench-start fuzz clean

@@ -53,8 +53,10 @@ var depRules = []depRule{
 	{pattern: "app/harness/claudecode", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/ccfold", "app/home"}},
 	{pattern: "app/harness/reasonix", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/harness/codex", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
+	// The OpenCode plugin's installer writes the plugin the binary embeds.
+	{pattern: "app/harness/opencode", module: []string{"app/home", "guard/api", "integrations/opencode"}},
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
-	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/home", "guard/api"}},
+	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode", "app/home", "guard/api"}},
 	{pattern: "app/config", module: []string{"app/home", "app/importer", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
 	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/importer/gemini", "app/importer/jsonl", "app/importer/opencode", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
 	// Following the harnesses' log folders: inotify, then app/imports.
@@ -63,7 +65,7 @@ var depRules = []depRule{
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},
 		external: []string{"github.com/wailsapp/wails/v2/pkg/", "fyne.io/systray", "github.com/godbus/dbus/"}},
-	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex",
+	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode",
 		"app/install", "app/desktop/sessionbus", "guard/api", "storage/sqlite", "build/desktop"}, external: []string{"github.com/godbus/dbus/"}},
 	// OpenTelemetry in (OTLP receiver) and out (Prometheus, OTLP push).
 	{pattern: "app/telemetry", module: []string{"app/config", "app/home", "guard", "guard/api", "storage", "pricing"},
@@ -73,7 +75,7 @@ var depRules = []depRule{
 		"app/sim", "app/telemetry", "guard", "guard/api", "guard/client", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).
-	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex",
+	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode",
 		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/importer/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
 	// main: two binaries (launch.go without tags, window.go with the
 	// desktop tags); only the window binary links Wails, app/desktop and
@@ -83,6 +85,7 @@ var depRules = []depRule{
 	// Assets and test programs.
 	{pattern: "frontend"},
 	{pattern: "build/desktop"},
+	{pattern: "integrations/opencode"},
 	{pattern: "test/harness"},
 	{pattern: "test/harness/cmd/fakeprovider", module: []string{"test/harness"}},
 	{pattern: "test/bench/importbench", module: []string{"storage/sqlite", "storage", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},

@@ -40,6 +40,7 @@ usage:
   tollgate breaks [--days N] [--session ID] [--format json|text]
                                                      the cache-break ledger: where the prefix cache went, why, and its cost
   tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
+  tollgate hook opencode --install|--uninstall       write (or remove) the OpenCode plugin in OpenCode's plugins folder
   tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
   tollgate telemetry claude-code|codex|gemini [--install|--uninstall]
                                                      point Claude Code's OpenTelemetry export at tollgate (live usage)

@@ -5,25 +5,29 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"tollgate/app/harness/claudecode"
 	"tollgate/app/harness/codex"
+	"tollgate/app/harness/opencode"
 )
 
 // Hook is `tollgate hook HARNESS`: a harness's hook entry point.
 func Hook(ctx context.Context, args []string, stdio IO) error {
 	if len(args) == 0 {
-		return usagef("usage: tollgate hook claude-code|codex [--install|--uninstall] [flags]")
+		return usagef("usage: tollgate hook claude-code|codex|opencode [--install|--uninstall] [flags]")
 	}
 	switch args[0] {
 	case "claude-code", "claude":
 		return hookClaudeCode(ctx, args[1:], stdio)
 	case "codex":
 		return hookCodex(ctx, args[1:], stdio)
+	case "opencode":
+		return hookOpenCode(args[1:], stdio)
 	}
-	return usagef("tollgate hook: unknown harness %q (want claude-code or codex)", args[0])
+	return usagef("tollgate hook: unknown harness %q (want claude-code, codex or opencode)", args[0])
 }
 
 // hookClaudeCode is `tollgate hook claude-code`: the PreCompact hook itself
@@ -169,6 +173,70 @@ compaction is allowed.`)
 	}
 	fmt.Fprintf(stdio.Stdout, "Installed tollgate's PreCompact and PostCompact hooks in %s (timeout %ds) and trusted them in %s\n", res.Hooks, res.Seconds, res.Config)
 	fmt.Fprintln(stdio.Stdout, "Codex reads them at its next start. Declining a compaction ends that Codex turn; Codex proposes it again on the next one.")
+	return nil
+}
+
+// hookOpenCode is `tollgate hook opencode --install|--uninstall`: OpenCode
+// runs tollgate's plugin inside itself (there is no command hook to run),
+// so the verb only writes the plugin this binary embeds into OpenCode's
+// plugins folder, or removes it.
+func hookOpenCode(args []string, stdio IO) error {
+	fset, common := newFlags("hook opencode", stdio, false)
+	install := fset.Bool("install", false, "write tollgate's OpenCode plugin into OpenCode's plugins folder and exit")
+	uninstall := fset.Bool("uninstall", false, "remove the plugin --install wrote (only files still as it wrote them) and exit")
+	configDir := fset.String("config-dir", "", "OpenCode's config `DIR` (default $XDG_CONFIG_HOME/opencode, else ~/.config/opencode)")
+	fset.Usage = func() {
+		fmt.Fprintln(stdio.Stderr, `usage: tollgate hook opencode --install [--home DIR] [--config-dir DIR]
+       tollgate hook opencode --uninstall [--config-dir DIR]
+
+Writes tollgate's OpenCode plugin (embedded in this binary) into
+<config-dir>/plugins/tollgate/, and plugins/tollgate.js, which OpenCode
+loads at its next start. With --home the plugin finds tollgate there;
+without, in $TOLLGATE_HOME or ~/.config/tollgate. When an OpenCode config
+already lists the plugin, nothing is written.`)
+		fset.PrintDefaults()
+	}
+	if err := parse(fset, args); err != nil {
+		return err
+	}
+	if *install == *uninstall {
+		return usagef("tollgate hook opencode: give --install or --uninstall (OpenCode runs the plugin itself)")
+	}
+	dir := *configDir
+	if dir == "" {
+		d, err := opencode.Dir(os.Getenv)
+		if err != nil {
+			return err
+		}
+		dir = d
+	}
+	if *uninstall {
+		res, err := opencode.Uninstall(dir)
+		switch {
+		case err != nil:
+			return err
+		case res.Removed == 0:
+			fmt.Fprintf(stdio.Stdout, "tollgate's OpenCode plugin is not installed in %s: nothing to remove\n", filepath.Dir(res.Shim))
+		default:
+			fmt.Fprintf(stdio.Stdout, "Removed tollgate's OpenCode plugin from %s (%d files); OpenCode stops loading it at its next start\n", filepath.Dir(res.Shim), res.Removed)
+		}
+		return nil
+	}
+	res, err := opencode.Install(opencode.InstallOptions{ConfigDir: dir, Home: common.Home, Getenv: os.Getenv})
+	switch {
+	case err != nil:
+		return err
+	case res.ConfiguredIn != "":
+		fmt.Fprintf(stdio.Stdout, "OpenCode already loads tollgate's plugin from %s: nothing written (a second copy would run twice)\n", res.ConfiguredIn)
+		if opencode.Inspect(dir).Present {
+			fmt.Fprintf(stdio.Stdout, "%s is there too, so OpenCode runs the plugin twice: `tollgate hook opencode --uninstall` removes that copy\n", res.Shim)
+		}
+	case !res.Changed:
+		fmt.Fprintf(stdio.Stdout, "tollgate's OpenCode plugin is already installed: %s\n", res.Shim)
+	default:
+		fmt.Fprintf(stdio.Stdout, "Installed tollgate's OpenCode plugin: %s loads %s\n", res.Shim, res.Folder)
+		fmt.Fprintln(stdio.Stdout, "OpenCode loads it at its next start; it registers an engine while tollgate runs.")
+	}
 	return nil
 }
 

@@ -72,3 +72,36 @@ func TestHookCodexVerb(t *testing.T) {
 		t.Fatalf("changed: %q", b)
 	}
 }
+
+// `tollgate hook opencode`: --install writes the shim and the plugin into
+// --config-dir, a second run says it is there already, --uninstall removes
+// them; neither flag (there is no hook to run) is a usage error.
+func TestHookOpenCodeVerb(t *testing.T) {
+	var out, errb strings.Builder
+	io := func() IO {
+		out.Reset()
+		errb.Reset()
+		return IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
+	}
+	if code := Exit(Hook(context.Background(), []string{"opencode"}, io()), &errb); code != 2 || !strings.Contains(errb.String(), "--install or --uninstall") {
+		t.Fatalf("no flag: exit %d stderr %q", code, errb.String())
+	}
+	cfg := t.TempDir()
+	install := []string{"opencode", "--install", "--config-dir", cfg, "--home", "/srv/tollgate"}
+	if err := Hook(context.Background(), install, io()); err != nil || !strings.Contains(out.String(), "Installed tollgate's OpenCode plugin") {
+		t.Fatalf("install: %v %q", err, out.String())
+	}
+	shim, err := os.ReadFile(filepath.Join(cfg, "plugins", "tollgate.js"))
+	if err != nil || !strings.Contains(string(shim), `home: "/srv/tollgate"`) {
+		t.Fatalf("shim %q %v", shim, err)
+	}
+	if err := Hook(context.Background(), install, io()); err != nil || !strings.Contains(out.String(), "already installed") {
+		t.Fatalf("second install: %v %q", err, out.String())
+	}
+	if err := Hook(context.Background(), []string{"opencode", "--uninstall", "--config-dir", cfg}, io()); err != nil || !strings.Contains(out.String(), "Removed") {
+		t.Fatalf("uninstall: %v %q", err, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(cfg, "plugins", "tollgate")); !os.IsNotExist(err) {
+		t.Fatalf("plugin folder left: %v", err)
+	}
+}

@@ -46,6 +46,7 @@ import (
 	"tollgate/app/harness"
 	"tollgate/app/harness/claudecode"
 	"tollgate/app/harness/codex"
+	"tollgate/app/harness/opencode"
 	"tollgate/app/harness/reasonix"
 	"tollgate/app/home"
 	"tollgate/app/install"
@@ -774,9 +775,24 @@ func (d *doctor) checkIntegrations() []DoctorCheck {
 			c.Title, c.Status = "Gemini CLI", DoctorInfo
 			facts["state"] = in.State
 		case harness.OpenCode:
+			// Like Codex, except that the plugin never verifies (it arms
+			// the guard through its engine lease while OpenCode runs, not
+			// by being installed): installed is ok, installed needing the
+			// user (an older tollgate's files, a second copy) a warning.
 			c.Title = "OpenCode"
-			if !in.Installed {
-				c.Status = DoctorInfo // a plugin inside OpenCode: nothing to run from here
+			c.Fix = d.cmd + " hook opencode --install" + d.homeArg
+			dir, _ := opencode.Dir(os.Getenv)
+			_, needsFix := opencode.Assess(home.Probe{Home: d.home, Self: d.self, Getenv: os.Getenv})
+			switch {
+			case in.Installed && needsFix:
+				c.Status = DoctorWarn
+				if opencode.Inspect(dir).Current {
+					// Its files are right: the problem is a second copy.
+					c.Fix = d.cmd + " hook opencode --uninstall"
+				}
+			case in.Installed:
+			default:
+				d.grade(&c, in, dir, "OpenCode")
 			}
 		default:
 			c.Title, c.Status = in.Name, DoctorInfo

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"tollgate/app/harness/claudecode"
+	"tollgate/app/harness/opencode"
 	"tollgate/app/home"
 	"tollgate/app/install"
 
@@ -621,5 +622,35 @@ func TestDoctorWindowBinary(t *testing.T) {
 	c = check(t, Doctor(context.Background(), w.dir, opts), "window")
 	if c.Status != DoctorOK || c.Facts["path"] != window || c.Fix != "" {
 		t.Errorf("window binary beside tollgate: %+v", c)
+	}
+}
+
+// OpenCode is graded like Codex, from the plugin's install in OpenCode's
+// config folder: info without OpenCode, a warning where OpenCode is set up
+// and the plugin is not installed (the fix names the install), ok once
+// installed, a warning when an older tollgate's files are there.
+func TestDoctorOpenCode(t *testing.T) {
+	w := newDoctorWorld(t)
+	w.healthy(t)
+	c := check(t, w.run(t), "integration.opencode")
+	if c.Status != DoctorInfo {
+		t.Fatalf("no OpenCode: %+v", c)
+	}
+	dir := filepath.Join(w.user, ".config", "opencode")
+	os.MkdirAll(dir, 0o700)
+	c = check(t, w.run(t), "integration.opencode")
+	if c.Status != DoctorWarn || !strings.HasSuffix(c.Fix, " hook opencode --install --home "+home.ShellQuote(w.dir)) {
+		t.Fatalf("OpenCode set up, plugin not installed: %+v", c)
+	}
+	if _, err := opencode.Install(opencode.InstallOptions{ConfigDir: dir, Home: w.dir}); err != nil {
+		t.Fatal(err)
+	}
+	if c = check(t, w.run(t), "integration.opencode"); c.Status != DoctorOK || c.Fix != "" {
+		t.Fatalf("installed: %+v", c)
+	}
+	// A second copy listed in opencode.json: OpenCode would run it twice.
+	os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(`{"plugin": ["file:///src/tollgate/integrations/opencode/index.js"]}`), 0o600)
+	if c = check(t, w.run(t), "integration.opencode"); c.Status != DoctorWarn || !strings.Contains(c.Detail, "twice") || !strings.HasSuffix(c.Fix, " hook opencode --uninstall") {
+		t.Fatalf("twice: %+v", c)
 	}
 }

@@ -1,9 +1,9 @@
 // Package harness lists the harness integrations and what state each is in
 // on this machine (the Integrations page, GET /v1/engines, doctor). The
 // integrations themselves live in the packages below it (claudecode,
-// reasonix, codex); dsh and OpenCode ship their own plugins (integrations/dsh,
-// integrations/opencode) and Gemini CLI is observed (imported; it cannot be
-// gated).
+// reasonix, codex, opencode: the installer of the OpenCode plugin that
+// integrations/opencode ships); dsh ships its own plugin (integrations/dsh)
+// and Gemini CLI is observed (imported; it cannot be gated).
 package harness
 
 import (
@@ -11,6 +11,7 @@ import (
 
 	"tollgate/app/harness/claudecode"
 	"tollgate/app/harness/codex"
+	"tollgate/app/harness/opencode"
 	"tollgate/app/harness/reasonix"
 	"tollgate/app/home"
 	"tollgate/guard/api"
@@ -22,6 +23,7 @@ const (
 	Reasonix   = reasonix.Name
 	DSH        = "dsh"
 	Codex      = codex.Name
+	OpenCode   = opencode.Name
 )
 
 // Integrations reports the installed hook integrations (ARCHITECTURE.md,
@@ -44,7 +46,7 @@ func Integrations(dir string) []api.Integration {
 }
 
 func integrationsFor(p home.Probe) []api.Integration {
-	out := []api.Integration{claudecode.Status(p), reasonix.Status(p), dshStatus(p), codex.Status(p), openCodeStatus(p), geminiStatus(p)}
+	out := []api.Integration{claudecode.Status(p), reasonix.Status(p), dshStatus(p), codex.Status(p), opencode.Status(p), geminiStatus(p)}
 	for i := range out {
 		if m, err := home.ReadMarker(p.Home, out[i].Name); err == nil && m.LastDecision != "" {
 			out[i].LastDecision = m.LastDecision + " · " + m.At.Local().Format("2006-01-02 15:04")

@@ -290,6 +290,9 @@ test("Integrations and Data pages; a narrow window collapses the pill to its gly
   assert.match(await page.locator('[data-integration="reasonix"] pre').innerText(), /tollgate ext reasonix --install/);
   assert.match(await page.locator('[data-integration="codex"] pre').innerText(), /tollgate hook codex --install/);
   assert.match(await page.locator('[data-integration="codex"]').innerText(), /declining ends that Codex turn/);
+  // OpenCode's plugin ships inside the binary: the guide installs it, and still tells a checkout how to list it.
+  assert.match(await page.locator('[data-integration="opencode"] pre').innerText(), /tollgate hook opencode --install/);
+  assert.match(await page.locator('[data-integration="opencode"]').innerText(), /integrations\/opencode\/index\.js in opencode\.json/);
   // Gemini CLI is listed as imported, never gated, whether or not this machine has its sessions.
   const gemini = page.locator('[data-integration="gemini"]');
   assert.match(await gemini.locator("pre").innerText(), /tollgate import --harness gemini DIR/);

@@ -1,9 +1,11 @@
 /**
  * tollgate for OpenCode: a plugin that lets tollgate price and approve each
  * compaction before OpenCode runs it, and records every request's usage.
- * See README.md beside it and the tollgate README's OpenCode section.
+ * See ../README.md ("OpenCode") and the tollgate README's OpenCode section.
  *
- * In opencode.json (or copy this folder and name index.js):
+ * The tollgate binary embeds this folder's index.js and lib/ (embed.go):
+ * `tollgate hook opencode --install` writes them into OpenCode's plugins
+ * folder. From a checkout, list it in opencode.json instead (not both):
  *
  *   { "plugin": ["file:///path/to/tollgate/integrations/opencode/index.js"] }
  *

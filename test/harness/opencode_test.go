@@ -145,6 +145,13 @@ func openCodeSessions(t *testing.T, tg *tollgate) []openCodeSession {
 // and tollgate's plugin with a one-second heartbeat.
 func openCodeWorld(t *testing.T) (w world, bin, work string, environ []string) {
 	t.Helper()
+	return openCodeWorldListing(t, true)
+}
+
+// openCodeWorldListing is openCodeWorld, with tollgate's plugin listed in
+// $OPENCODE_CONFIG (listed) or not (the test installs it another way).
+func openCodeWorldListing(t *testing.T, listed bool) (w world, bin, work string, environ []string) {
+	t.Helper()
 	w = startWorld(t, false)
 	p, home, tg := w.p, w.home, w.tg
 	bin = openCodeBin(t)
@@ -163,6 +170,9 @@ func openCodeWorld(t *testing.T) (w world, bin, work string, environ []string) {
 			"options": map[string]any{"baseURL": p.URL + "/v1", "apiKey": "dummy"},
 			"models":  map[string]any{"fake-model": map[string]any{"name": "Fake", "limit": map[string]any{"context": 12000, "output": 1000}}},
 		}},
+	}
+	if !listed {
+		delete(cfg, "plugin")
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	cfgPath := filepath.Join(home, "opencode.json")
@@ -406,4 +416,94 @@ func TestOpenCodePluginRun(t *testing.T) {
 		t.Fatalf("sessions %+v", sessions)
 	}
 	t.Logf("OpenCode (opencode run) end-to-end: %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestOpenCodeInstalledPlugin: `tollgate hook opencode --install` writes
+// the plugin the binary embeds into OpenCode's global plugins folder
+// (~/.config/opencode/plugins/tollgate.js and plugins/tollgate/), and the
+// real OpenCode 1.18.33 loads it from there, with no "plugin" entry in any
+// config, and once: `opencode serve` holds one engine lease, not two
+// (OpenCode runs every plugin's config hook, where the plugin registers,
+// before it serves a request). The plugin records the turns and asks when
+// the session goes idle above the threshold; tollgate's status names the
+// shim; --uninstall removes it.
+func TestOpenCodeInstalledPlugin(t *testing.T) {
+	w, bin, work, environ := openCodeWorldListing(t, false)
+	p, tg, home := w.p, w.tg, w.home
+	install := exec.Command(w.e.bin, "hook", "opencode", "--install", "--home", tg.Home)
+	install.Env = environ
+	out, err := install.CombinedOutput()
+	shim := filepath.Join(home, ".config", "opencode", "plugins", "tollgate.js")
+	if err != nil || !strings.Contains(string(out), "Installed tollgate's OpenCode plugin: "+shim) {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	server := openCodeServer(t, bin, work, environ)
+	ui := startUI(t, tg)
+	ui.setAnswer("not-now")
+	attach := func(session string, prompt string) {
+		args := []string{"run", "--attach", server}
+		if session != "" {
+			args = append(args, "--session", session)
+		}
+		if r := run(t, p, work, environ, bin, append(args, prompt)...); r.code != 0 {
+			t.Fatalf("opencode run: exit %d\n%s", r.code, r.out)
+		}
+	}
+	var engines struct {
+		Engines      []struct{ Harness string }
+		Integrations []struct {
+			Name      string
+			Installed bool
+			Detail    string
+		}
+	}
+	engineCount := func() int {
+		tg.get(t, "/v1/engines", &engines)
+		return len(engines.Engines)
+	}
+	// Turn 1 stays below the threshold. The server loads a directory's
+	// plugins with its first request and runs their config hooks before
+	// it: by the time the turn is answered, every copy has registered.
+	attach("", bigPrompt("one"))
+	waitFor(t, "the plugin's engine", func() bool { return engineCount() >= 1 })
+	if n := engineCount(); n != 1 || engines.Engines[0].Harness != "opencode" {
+		t.Fatalf("%d engines (one plugin holds one lease): %+v", n, engines.Engines)
+	}
+	var sessions []openCodeSession
+	waitFor(t, "the recorded request", func() bool {
+		sessions = openCodeSessions(t, tg)
+		return len(sessions) == 1 && sessions[0].Requests >= 1
+	})
+	sid := strings.TrimPrefix(sessions[0].ID, "opencode:")
+	// Turn 2 ends above it: asked when the session goes idle; Not now.
+	if r := p.Compactions(); r != 0 {
+		t.Fatalf("%d compactions below the threshold", r)
+	}
+	attach(sid, bigPrompt("two"))
+	if d := ui.waitDecided(1); len(d) != 1 || d[0].Decision != "decline" {
+		t.Fatalf("turn 2: decided %+v", d)
+	}
+	if n := engineCount(); n != 1 {
+		t.Fatalf("%d engines after turn 2", n)
+	}
+	found := false
+	for _, in := range engines.Integrations {
+		if in.Name == "opencode" {
+			found = true
+			if !in.Installed || !strings.Contains(in.Detail, "installed in "+shim+", seen") {
+				t.Fatalf("status %+v", in)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no opencode integration in %+v", engines)
+	}
+	uninstall := exec.Command(w.e.bin, "hook", "opencode", "--uninstall")
+	uninstall.Env = environ
+	if out, err := uninstall.CombinedOutput(); err != nil || !strings.Contains(string(out), "Removed") {
+		t.Fatalf("uninstall: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(shim); !os.IsNotExist(err) {
+		t.Fatalf("the shim is still there: %v", err)
+	}
 }

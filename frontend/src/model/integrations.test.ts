@@ -49,7 +49,8 @@ describe("OpenCode", () => {
   it("is not seen, then installed when configured, then armed by its engine", () => {
     const g = guide("opencode");
     const entry = (installed: boolean, detail: string) => ({ name: "opencode", installed, verified: false, detail, lastDecision: null });
-    expect(g.snippet).toContain("integrations/opencode/index.js");
+    expect(g.snippet).toBe("tollgate hook opencode --install");
+    expect(g.what).toContain("integrations/opencode/index.js"); // a checkout can still list it in opencode.json
     expect(integrationStatus(g, list({ integrations: [entry(false, "not installed")] })).state).toBe("not-seen");
     expect(integrationStatus(g, list({ integrations: [entry(true, "plugin configured in x")] }))).toEqual({ state: "installed", detail: "plugin configured in x" });
     expect(integrationStatus(g, list({ engines: [engine("opencode")], integrations: [entry(true, "plugin seen")] })).state).toBe("armed");

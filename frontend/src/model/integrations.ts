@@ -66,8 +66,8 @@ export const GUIDES: readonly IntegrationGuide[] = [
     title: "OpenCode",
     harnesses: ["opencode"],
     integration: "opencode",
-    what: "The tollgate plugin (integrations/opencode in the tollgate repository) turns OpenCode's automatic compaction over to tollgate while tollgate runs: once the context crosses OpenCode's own threshold it asks (when the session goes idle, or before the next model request, which OpenCode holds), and on Allow OpenCode compacts by its own path; on Not now the session goes on and is asked again after the next answer above the threshold. When tollgate is not running OpenCode compacts on its own. Add it to opencode.json:",
-    snippet: ['{', '  "plugin": ["file:///path/to/tollgate/integrations/opencode/index.js"]', '}'].join("\n"),
+    what: "The tollgate plugin turns OpenCode's automatic compaction over to tollgate while tollgate runs: once the context crosses OpenCode's own threshold it asks (when the session goes idle, or before the next model request, which OpenCode holds), and on Allow OpenCode compacts by its own path; on Not now the session goes on and is asked again after the next answer above the threshold. When tollgate is not running OpenCode compacts on its own. The plugin ships inside tollgate: --install writes it into OpenCode's plugins folder (~/.config/opencode/plugins), which OpenCode loads at its next start. From a tollgate checkout you can instead list integrations/opencode/index.js in opencode.json's \"plugin\" array (not both: OpenCode would run it twice).",
+    snippet: "tollgate hook opencode --install",
   },
   {
     id: "api",
