@@ -41,6 +41,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -48,6 +49,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"tollgate/app/home"
 	plugin "tollgate/integrations/opencode"
@@ -182,7 +184,7 @@ func Install(o InstallOptions) (InstallResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := checkFolders(l, want); err != nil {
+	if err := checkFolders(l, slices.Collect(maps.Keys(want))); err != nil {
 		return res, err
 	}
 	old, err := readManifest(l)
@@ -245,7 +247,7 @@ func Install(o InstallOptions) (InstallResult, error) {
 		}
 	}
 	for _, rel := range stale {
-		if err := os.Remove(l.abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := removeFile(l.abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return res, err
 		}
 		removeEmptyDirs(l, rel)
@@ -286,6 +288,10 @@ type UninstallResult struct {
 func Uninstall(configDir string) (UninstallResult, error) {
 	l := layoutOf(configDir)
 	res := UninstallResult{Shim: l.shim}
+	// Not read through a link: its manifest would be another folder's.
+	if err := checkFolders(l, []string{path.Join(treeName, manifestName)}); err != nil {
+		return res, err
+	}
 	m, err := readManifest(l)
 	if err != nil {
 		return res, err
@@ -298,6 +304,9 @@ func Uninstall(configDir string) (UninstallResult, error) {
 	}
 	want, err := wanted(m.Home)
 	if err != nil {
+		return res, err
+	}
+	if err := checkFolders(l, slices.Collect(maps.Keys(m.Files))); err != nil {
 		return res, err
 	}
 	var present []string
@@ -314,27 +323,41 @@ func Uninstall(configDir string) (UninstallResult, error) {
 	slices.Sort(present)
 	slices.SortFunc(present, func(a, b string) int { return boolCmp(b == shimName, a == shimName) })
 	for _, rel := range present {
-		if err := os.Remove(l.abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := removeFile(l.abs(rel))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return res, err
 		}
-		res.Removed++
+		if err == nil {
+			res.Removed++
+		}
 		removeEmptyDirs(l, rel)
 	}
-	if err := os.Remove(l.manifest); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := removeFile(l.manifest); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, err
 	}
 	removeEmptyDirs(l, path.Join(treeName, manifestName))
 	return res, nil
 }
 
-// removeEmptyDirs removes rel's folders below plugins/ that are now empty
-// (os.Remove refuses a folder that is not).
+// removeEmptyDirs removes rel's folders below plugins/ that are now empty.
+// rmdir(2), not os.Remove: it refuses a folder that is not empty and never
+// deletes a symbolic link in a folder's place.
 func removeEmptyDirs(l layout, rel string) {
 	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
-		if os.Remove(l.abs(d)) != nil {
+		if syscall.Rmdir(l.abs(d)) != nil {
 			return
 		}
 	}
+}
+
+// removeFile removes a file tollgate wrote, and only a file: unlink(2)
+// refuses a folder, and checkFolders has refused a symbolic link on the
+// way to it.
+func removeFile(p string) error {
+	if err := syscall.Unlink(p); err != nil {
+		return &fs.PathError{Op: "remove", Path: p, Err: err}
+	}
+	return nil
 }
 
 // readManifest reads plugins/tollgate/tollgate-install.json: nil when there
@@ -400,10 +423,15 @@ func ownedContent(l layout, m *manifest, want map[string][]byte, rel string) ([]
 // plugin's largest file is some 40 kB).
 const maxPluginFile = 4 << 20
 
-// checkFolders refuses a non-folder where Install needs a folder.
-func checkFolders(l layout, want map[string][]byte) error {
+// checkFolders refuses anything but a real folder where Install and
+// Uninstall go below plugins/ (rels are paths relative to it): a file in
+// the way, or a symbolic link — written through, it would put tollgate's
+// files in (and take them out of) a folder that is not tollgate's, a
+// checkout's integrations/opencode say. plugins/ itself may be a link (a
+// dotfiles setup): nothing tollgate removes is above its own folder.
+func checkFolders(l layout, rels []string) error {
 	dirs := map[string]bool{l.plugins: true}
-	for rel := range want {
+	for _, rel := range rels {
 		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
 			dirs[l.abs(d)] = true
 		}
@@ -411,11 +439,17 @@ func checkFolders(l layout, want map[string][]byte) error {
 	// Sorted, a parent before its children: the error names the file that
 	// is in the way, not a folder below it.
 	for _, d := range slices.Sorted(maps.Keys(dirs)) {
-		fi, err := os.Stat(d)
+		stat := os.Lstat
+		if d == l.plugins {
+			stat = os.Stat
+		}
+		fi, err := stat(d)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link: tollgate installs OpenCode's plugin into a folder of its own there; move the link away and run again", d)
 		case !fi.IsDir():
 			return fmt.Errorf("%s is not a folder: tollgate installs OpenCode's plugin there; move it away and run again", d)
 		}
@@ -423,23 +457,30 @@ func checkFolders(l layout, want map[string][]byte) error {
 	return nil
 }
 
-// readRegular reads a regular file of at most limit bytes without
-// following it into a FIFO or device: fs.ErrNotExist when absent, an
-// error naming it otherwise.
+// readRegular reads a regular file of at most limit bytes: fs.ErrNotExist
+// when absent, an error naming it otherwise. It is opened without
+// following a link and without blocking, and looked at once open, so a
+// FIFO or device put there (even between a look and the open) never hangs
+// GET /v1/engines, and a file that grows is read only to the limit.
 func readRegular(p string, limit int64) ([]byte, error) {
-	fi, err := os.Lstat(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symbolic link: tollgate installs OpenCode's plugin there; move it away and run again", p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file (%s): tollgate installs OpenCode's plugin there; move it away and run again", p, fi.Mode().Type())
 	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a file tollgate wrote", p, limit)
-	}
-	b, err := os.ReadFile(p)
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("%s is larger than %d bytes: not a file tollgate wrote", p, limit)

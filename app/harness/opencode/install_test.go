@@ -191,9 +191,61 @@ func TestInstallRefusesWhatIsNotTollgates(t *testing.T) {
 	t.Run("a symlink where the shim goes", func(t *testing.T) {
 		dir := userFiles(t)
 		os.Symlink(filepath.Join(dir, "plugins", "notify.js"), filepath.Join(dir, "plugins", "tollgate.js"))
-		if _, err := Install(InstallOptions{ConfigDir: dir}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		if _, err := Install(InstallOptions{ConfigDir: dir}); err == nil || !strings.Contains(err.Error(), "tollgate.js is a symbolic link") {
 			t.Fatalf("install: %v", err)
 		}
+	})
+	// A link where tollgate's folder (or one below it) goes: written
+	// through, the plugin would land in another folder (a checkout's
+	// integrations/opencode), and --uninstall would delete the link and
+	// that folder's files.
+	for _, sub := range []string{"tollgate", filepath.Join("tollgate", "lib")} {
+		t.Run("a symlink where "+sub+" goes", func(t *testing.T) {
+			dir := userFiles(t)
+			elsewhere := t.TempDir()
+			os.WriteFile(filepath.Join(elsewhere, "notes.txt"), []byte("mine\n"), 0o644)
+			link := filepath.Join(dir, "plugins", sub)
+			os.MkdirAll(filepath.Dir(link), 0o755)
+			if err := os.Symlink(elsewhere, link); err != nil {
+				t.Fatal(err)
+			}
+			before, beforeElsewhere := tree(t, dir), tree(t, elsewhere)
+			if _, err := Install(InstallOptions{ConfigDir: dir}); err == nil || !strings.Contains(err.Error(), link+" is a symbolic link") {
+				t.Fatalf("install: %v", err)
+			}
+			if _, err := Uninstall(dir); sub == "tollgate" && (err == nil || !strings.Contains(err.Error(), link+" is a symbolic link")) {
+				t.Fatalf("uninstall: %v", err)
+			}
+			sameTree(t, "after refused install and uninstall", tree(t, dir), before)
+			sameTree(t, "the folder the link leads to", tree(t, elsewhere), beforeElsewhere)
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				t.Fatalf("the link is gone: %v", err)
+			}
+			if in := Inspect(dir); sub == "tollgate" && (!in.Present || in.Current || !strings.Contains(in.Problem, "symbolic link")) {
+				t.Fatalf("inspect: %+v", in)
+			}
+		})
+	}
+	t.Run("a symlink where tollgate/lib goes, after an install", func(t *testing.T) {
+		dir := userFiles(t)
+		if _, err := Install(InstallOptions{ConfigDir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		lib := filepath.Join(dir, "plugins", "tollgate", "lib")
+		elsewhere := t.TempDir()
+		for _, f := range []string{"client.js", "guard.js"} {
+			b, _ := os.ReadFile(filepath.Join(lib, f))
+			os.WriteFile(filepath.Join(elsewhere, f), b, 0o644)
+		}
+		os.RemoveAll(lib)
+		if err := os.Symlink(elsewhere, lib); err != nil {
+			t.Fatal(err)
+		}
+		beforeElsewhere := tree(t, elsewhere)
+		if _, err := Uninstall(dir); err == nil || !strings.Contains(err.Error(), lib+" is a symbolic link") {
+			t.Fatalf("uninstall: %v", err)
+		}
+		sameTree(t, "the folder the link leads to", tree(t, elsewhere), beforeElsewhere)
 	})
 	t.Run("a file changed since the install", func(t *testing.T) {
 		dir := userFiles(t)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,6 +110,10 @@ func Inspect(configDir string) Installation {
 		return in
 	}
 	_, shimErr := os.Lstat(l.shim)
+	if err := checkFolders(l, []string{path.Join(treeName, manifestName)}); err != nil {
+		in.Present, in.Problem = true, err.Error()
+		return in
+	}
 	m, err := readManifest(l)
 	switch {
 	case err != nil:
