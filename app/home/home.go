@@ -250,6 +250,9 @@ type Marker struct {
 	At           time.Time `json:"at"`
 	LastDecision string    `json:"lastDecision,omitempty"` // e.g. "decline (user)"
 	Version      string    `json:"version,omitempty"`      // the harness's version, when known
+	// From is the file a plugin ran from (OpenCode's index.js), when it
+	// says: a plugin last seen from a file that is gone is not installed.
+	From string `json:"from,omitempty"`
 }
 
 func MarkerPath(home, name string) string {

@@ -423,6 +423,68 @@ func TestStatusOfTheInstalledShim(t *testing.T) {
 	}
 }
 
+// The plugin's marker says the file it ran from: after --uninstall that
+// file is gone and the plugin is not installed, whatever the marker's
+// date; a plugin that ran from a folder tollgate does not look at (a
+// project's .opencode) is still reported, from there.
+func TestStatusAfterUninstallAndFromElsewhere(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "opencode")
+	tg := t.TempDir()
+	p := home.Probe{Home: tg, Getenv: xdg(dir)}
+	if _, err := Install(InstallOptions{ConfigDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	ran := filepath.Join(dir, "plugins", "tollgate", "index.js")
+	home.WriteMarker(tg, Name, home.Marker{At: time.Now(), Version: "1.18.33", From: ran})
+	if st := Status(p); !st.Installed {
+		t.Fatalf("installed and seen: %+v", st)
+	}
+	if _, err := Uninstall(dir); err != nil {
+		t.Fatal(err)
+	}
+	if st := Status(p); st.Installed || !strings.Contains(st.Detail, ran+", which is gone") || !strings.Contains(st.Detail, installCommand) {
+		t.Fatalf("after uninstall: %+v", st)
+	}
+	project := filepath.Join(t.TempDir(), ".opencode", "plugins", "tollgate", "index.js")
+	os.MkdirAll(filepath.Dir(project), 0o755)
+	os.WriteFile(project, []byte("export const TollgatePlugin = async () => ({})\n"), 0o644)
+	home.WriteMarker(tg, Name, home.Marker{At: time.Now(), From: project})
+	if st := Status(p); !st.Installed || !strings.Contains(st.Detail, "configured in "+project+", seen ") {
+		t.Fatalf("from a project's folder: %+v", st)
+	}
+}
+
+// OpenCode also loads the plugin folders of ~/.opencode and
+// $OPENCODE_CONFIG_DIR for every project: a copy there and one in the
+// config folder run twice, and an install into one refuses to add the other.
+func TestACopyInOpenCodeConfigDirIsSeen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "opencode")
+	other := t.TempDir()
+	env := func(k string) string {
+		switch k {
+		case "XDG_CONFIG_HOME":
+			return filepath.Dir(dir)
+		case "OPENCODE_CONFIG_DIR":
+			return other
+		}
+		return ""
+	}
+	if _, err := Install(InstallOptions{ConfigDir: other, Getenv: env}); err != nil {
+		t.Fatal(err)
+	}
+	p := home.Probe{Home: t.TempDir(), Getenv: env}
+	if st := Status(p); !st.Installed || !strings.Contains(st.Detail, filepath.Join(other, "plugins", "tollgate.js")) {
+		t.Fatalf("installed in $OPENCODE_CONFIG_DIR: %+v", st)
+	}
+	res, err := Install(InstallOptions{ConfigDir: dir, Getenv: env})
+	if err != nil || res.Changed || res.ConfiguredIn != filepath.Join(other, "plugins", "tollgate.js") {
+		t.Fatalf("a second install: %+v %v", res, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "plugins", "tollgate.js")); !os.IsNotExist(err) {
+		t.Fatal("a second copy was written")
+	}
+}
+
 // FuzzReadManifest: the manifest is a file on disk anyone may edit. No
 // input panics, and one that is accepted names only tollgate's shim and
 // files inside its folder (never the manifest itself), each with a sha256

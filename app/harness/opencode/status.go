@@ -65,6 +65,17 @@ func Assess(p home.Probe) (in api.Integration, needsFix bool) {
 		where = configured
 	}
 	m, seenErr := home.ReadMarker(p.Home, Name)
+	if where == "" && seenErr == nil && m.From != "" {
+		// Seen, and nowhere tollgate looks: from a folder of OpenCode's it
+		// does not read (a project's .opencode), or from a file since
+		// removed (--uninstall).
+		if _, err := os.Stat(m.From); err != nil {
+			in.Detail = "not installed: the plugin last ran " + m.At.Local().Format("2006-01-02 15:04") + " from " + m.From +
+				", which is gone; run `" + installCommand + "`"
+			return in, false
+		}
+		where = m.From
+	}
 	switch {
 	case where == "" && seenErr != nil:
 		in.Detail = "not installed: run `" + installCommand + "`; the plugin registers an engine while OpenCode runs"
@@ -166,10 +177,12 @@ func Inspect(configDir string) Installation {
 // configuredElsewhere names where OpenCode loads tollgate's plugin from
 // other than Install's shim ("" when nowhere): a config that lists it —
 // $OPENCODE_CONFIG, then opencode.json, opencode.jsonc and config.json in
-// the config folder — or a .js/.ts file named *tollgate* at the top of its
-// plugin/ or plugins/ folder (what OpenCode's glob loads). A project's own
-// .opencode folder is not looked at: the marker the plugin writes when it
-// runs shows those.
+// the config folder — or a .js/.ts file named *tollgate* at the top of the
+// plugin/ or plugins/ folder of the config folder, ~/.opencode or
+// $OPENCODE_CONFIG_DIR (what OpenCode's glob loads, for every project;
+// an install made there with --config-dir too). A project's own .opencode
+// folder is not looked at: the marker the plugin writes when it runs shows
+// those.
 func configuredElsewhere(dir string, getenv func(string) string) string {
 	var files []string
 	if getenv != nil {
@@ -185,19 +198,34 @@ func configuredElsewhere(dir string, getenv func(string) string) string {
 			return f
 		}
 	}
-	if dir == "" {
-		return ""
+	folders := []string{dir}
+	if getenv != nil {
+		if h := getenv("HOME"); h != "" {
+			folders = append(folders, filepath.Join(h, ".opencode"))
+		}
+		folders = append(folders, getenv("OPENCODE_CONFIG_DIR"))
+		if g, err := Dir(getenv); err == nil && g != dir {
+			folders = append(folders, g) // an install made with --config-dir elsewhere
+		}
 	}
-	shim := layoutOf(dir).shim
-	for _, sub := range []string{"plugin", "plugins"} {
-		entries, _ := os.ReadDir(filepath.Join(dir, sub))
-		for _, e := range entries {
-			name := strings.ToLower(e.Name())
-			p := filepath.Join(dir, sub, e.Name())
-			if p == shim || e.IsDir() || !strings.Contains(name, "tollgate") || !(strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".ts")) {
-				continue
+	shim := ""
+	if dir != "" {
+		shim = layoutOf(dir).shim
+	}
+	for _, d := range folders {
+		if d == "" {
+			continue
+		}
+		for _, sub := range []string{"plugin", "plugins"} {
+			entries, _ := os.ReadDir(filepath.Join(d, sub))
+			for _, e := range entries {
+				name := strings.ToLower(e.Name())
+				p := filepath.Join(d, sub, e.Name())
+				if p == shim || e.IsDir() || !strings.Contains(name, "tollgate") || !(strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".ts")) {
+					continue
+				}
+				return p
 			}
-			return p
 		}
 	}
 	return ""

@@ -33,6 +33,7 @@
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 export const HARNESS = 'opencode'
 
@@ -132,6 +133,19 @@ export function buildAsk({ tokens, limit, threshold, messages, compaction = {}, 
   }
 }
 
+/**
+ * The plugin's index.js as loaded: the marker says where it ran from, so
+ * tollgate can tell a plugin that ran from a file since removed (after
+ * `tollgate hook opencode --uninstall`) from one still in place.
+ */
+const PLUGIN_FILE = (() => {
+  try {
+    return fileURLToPath(new URL('../index.js', import.meta.url))
+  } catch {
+    return ''
+  }
+})()
+
 /** Tell the Integrations page the plugin ran (best effort). */
 export function markSeen(home, lastDecision, version) {
   if (!home) return
@@ -139,7 +153,7 @@ export function markSeen(home, lastDecision, version) {
     const dir = join(home, 'integrations')
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     const tmp = join(dir, `${HARNESS}.json.${process.pid}.tmp`)
-    writeFileSync(tmp, JSON.stringify({ at: new Date().toISOString(), ...(lastDecision ? { lastDecision } : {}), ...(version ? { version } : {}) }), { mode: 0o600 })
+    writeFileSync(tmp, JSON.stringify({ at: new Date().toISOString(), ...(lastDecision ? { lastDecision } : {}), ...(version ? { version } : {}), ...(PLUGIN_FILE ? { from: PLUGIN_FILE } : {}) }), { mode: 0o600 })
     renameSync(tmp, join(dir, `${HARNESS}.json`))
   } catch {
     // a read-only home only loses the Integrations page's line

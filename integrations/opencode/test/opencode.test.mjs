@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { TollgateClient } from '../lib/client.js'
 import { buildAsk, contextTokens, createGuard, usable, usageOf } from '../lib/guard.js'
 import * as plugin from '../index.js'
@@ -140,7 +141,9 @@ test('reachable tollgate: auto compaction off, ask at idle, Allow once runs sess
   assert.deepEqual(tg.seen.requests[1].body.usage, { inputTokens: 900, cacheReadTokens: 6500, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 12 })
   assert.equal(tg.seen.requests[1].body.harness, 'opencode')
   assert.equal(tg.seen.requests[1].body.title, 'Fix the parser')
-  assert.match(readFileSync(join(home, 'integrations', 'opencode.json'), 'utf8'), /"lastDecision":"allow \(user\)"/)
+  const marker = JSON.parse(readFileSync(join(home, 'integrations', 'opencode.json'), 'utf8'))
+  assert.equal(marker.lastDecision, 'allow (user)')
+  assert.equal(marker.from, fileURLToPath(new URL('../index.js', import.meta.url)))
   await client.close()
 })
 
