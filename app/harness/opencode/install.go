@@ -50,6 +50,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"tollgate/app/home"
 	plugin "tollgate/integrations/opencode"
@@ -173,6 +174,10 @@ func Install(o InstallOptions) (InstallResult, error) {
 		return res, nil
 	}
 	tgHome := o.Home
+	if !utf8.ValidString(tgHome) {
+		// The shim passes it as a JavaScript string: it would arrive changed.
+		return res, fmt.Errorf("home %q is not valid UTF-8: the plugin could not find tollgate there", tgHome)
+	}
 	if tgHome != "" {
 		a, err := filepath.Abs(tgHome)
 		if err != nil {
@@ -225,8 +230,10 @@ func Install(o InstallOptions) (InstallResult, error) {
 	if cur, _ := readRegular(l.manifest, maxManifest); len(write) == 0 && len(stale) == 0 && bytes.Equal(cur, manifestBytes) {
 		return res, nil
 	}
-	// The plugin and its manifest first, the shim last: OpenCode never
-	// meets a shim whose plugin is not all there.
+	// The plugin and its manifest first, the shim last: a first install cut
+	// short leaves no shim, so OpenCode never meets a plugin that is not all
+	// there. (An upgrade cut short can leave old and new files under the
+	// old shim; running --install again finishes it.)
 	slices.Sort(write)
 	shimToo := false
 	for _, rel := range write {

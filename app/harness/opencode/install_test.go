@@ -485,6 +485,15 @@ func TestACopyInOpenCodeConfigDirIsSeen(t *testing.T) {
 	}
 }
 
+func TestInstallRefusesAHomeThatIsNotUTF8(t *testing.T) {
+	dir := userFiles(t)
+	before := tree(t, dir)
+	if _, err := Install(InstallOptions{ConfigDir: dir, Home: "/x/tg\xff"}); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Fatalf("install: %v", err)
+	}
+	sameTree(t, "after a refused install", tree(t, dir), before)
+}
+
 // FuzzReadManifest: the manifest is a file on disk anyone may edit. No
 // input panics, and one that is accepted names only tollgate's shim and
 // files inside its folder (never the manifest itself), each with a sha256
