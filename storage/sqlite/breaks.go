@@ -48,6 +48,9 @@ type ledgerState struct {
 	// noneAwaiting: a request of this transaction found that no allowed
 	// rewrite of the session waits for its actual cold tokens.
 	noneAwaiting bool
+	// recorded is what the transaction's recorded requests change in the
+	// session's row (recordRequestTx), written once before COMMIT.
+	recorded recordedSession
 	// freshFile: the pass is a file's first, so a thread of its own (a
 	// subagent's, named after the file) has no rows stored before it. A
 	// row that was (a copy of the file imported from elsewhere) is a

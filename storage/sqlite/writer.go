@@ -182,7 +182,16 @@ func (w *groupWriter) run(jobs []*writeJob) error {
 		return fail(fmt.Errorf("beginning write: %w", err))
 	}
 	q := w.db.stmts(tx)
+	// Recorded requests write their sessions' rows once, before COMMIT
+	// and before any other write, which may read them (flushSessions).
+	ctx := context.Background() // queued jobs run whatever their callers' contexts do (enqueue)
 	for _, j := range jobs {
+		if !j.record {
+			if err := q.flushSessions(ctx); err != nil {
+				tx.Rollback()
+				return fail(fmt.Errorf("rolled back with a failing write: %w", err))
+			}
+		}
 		j.result, j.err = j.fn(q)
 		if !j.record {
 			q.forgetLedgers()
@@ -191,6 +200,10 @@ func (w *groupWriter) run(jobs []*writeJob) error {
 			tx.Rollback()
 			return fail(fmt.Errorf("rolled back with a failing write: %w", j.err))
 		}
+	}
+	if err := q.flushSessions(ctx); err != nil {
+		tx.Rollback()
+		return fail(fmt.Errorf("rolled back with a failing write: %w", err))
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(fmt.Errorf("committing: %w", err))
