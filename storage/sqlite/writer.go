@@ -15,10 +15,14 @@ import (
 // are answered only after the COMMIT that holds their rows. When a job
 // fails, the group is rolled back and its jobs run again one transaction
 // each, so one bad write never sinks the others (failures are rare: bodies
-// are validated before they get here).
+// are validated before they get here). Recorded requests (RecordRequest)
+// share what a group reads once — the ledger's state, a session's count,
+// cost and waiting rewrites — and write each session's row once, before
+// COMMIT or before any other job (stmtTx.flushSessions).
 //
 // Idle cost is nil: a lone call is committed at once, without waiting for
-// company.
+// company; a group lingers for more only when it, or the group before it,
+// had several.
 type groupWriter struct {
 	db      *DB
 	jobs    chan *writeJob
