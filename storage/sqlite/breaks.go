@@ -48,6 +48,9 @@ type ledgerState struct {
 	// noneAwaiting: a request of this transaction found that no allowed
 	// rewrite of the session waits for its actual cold tokens.
 	noneAwaiting bool
+	// recorded is what the transaction's recorded requests change in the
+	// session's row (recordRequestTx), written once before COMMIT.
+	recorded recordedSession
 	// freshFile: the pass is a file's first, so a thread of its own (a
 	// subagent's, named after the file) has no rows stored before it. A
 	// row that was (a copy of the file imported from elsewhere) is a
@@ -132,7 +135,7 @@ func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, 
 		var at int64
 		var provider, model string
 		err := q.QueryRowContext(ctx, `SELECT seq, at, provider, model, context_tokens, cache_ttl FROM requests
-			WHERE session_id = ? AND thread = ? AND seq < ? ORDER BY seq DESC LIMIT 1`,
+			WHERE session_id = +? AND thread = +? AND seq < +? ORDER BY seq DESC LIMIT 1`,
 			l.session, lr.Thread, seq).Scan(&last.Seq, &at, &provider, &model, &last.Prompt, &last.TTLSeconds)
 		switch {
 		case errors.Is(err, sql.ErrNoRows): // a new thread: nothing before it
@@ -155,7 +158,7 @@ func (l *ledgerState) judge(ctx context.Context, q querier, r *storage.Request, 
 	if !keyKnown {
 		var at int64
 		err := q.QueryRowContext(ctx, `SELECT seq, at, context_tokens, cache_ttl FROM requests
-			WHERE session_id = ? AND thread = ? AND provider = ? AND model = ? AND seq < ? ORDER BY seq DESC LIMIT 1`,
+			WHERE session_id = +? AND thread = +? AND provider = +? AND model = +? AND seq < +? ORDER BY seq DESC LIMIT 1`,
 			l.session, lr.Thread, r.Provider, r.Model, seq).Scan(&prev.Seq, &at, &prev.Prompt, &prev.TTLSeconds)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -213,7 +216,7 @@ func loadRewrites(ctx context.Context, q querier, session string) ([]rewriteRef,
 	if !ok {
 		return nil, errors.New("reading rewrites: not in a transaction")
 	}
-	rows, err := query(ctx, st, `SELECT seq, id FROM rewrites WHERE session_id = ? AND decision = 'allow' AND COALESCE(applied, 1) = 1
+	rows, err := query(ctx, st, `SELECT seq, id FROM rewrites WHERE session_id = +? AND decision = 'allow' AND COALESCE(applied, 1) = 1
 		ORDER BY seq, at, id`, session)
 	if err != nil {
 		return nil, fmt.Errorf("reading the rewrites of %q: %w", session, err)
@@ -297,7 +300,7 @@ func rebuildBreaksTx(ctx context.Context, q *stmtTx, session string) error {
 	var ledger pricing.Ledger
 	lastSeq := map[string]int64{}
 	rows, err := query(ctx, q, `SELECT seq, at, thread, started_by, provider, model, input, cache_read, cache_write, cache_write_1h,
-		prices, ttl_seconds, cache_ttl FROM requests WHERE session_id = ? ORDER BY seq`, session)
+		prices, ttl_seconds, cache_ttl FROM requests WHERE session_id = +? ORDER BY seq`, session)
 	if err != nil {
 		return fmt.Errorf("rebuilding the breaks of %q: %w", session, err)
 	}

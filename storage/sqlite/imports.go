@@ -563,7 +563,7 @@ const twinWindow = 15 * time.Minute
 func (it *importTx) linkTwin(r storage.Rewrite) (bool, error) {
 	var id string
 	err := it.q.QueryRowContext(it.ctx, `SELECT id FROM rewrites
-		WHERE session_id = ? AND source = 'api' AND decision = 'allow' AND import_key IS NULL AND kind = ? AND at BETWEEN ? AND ?
+		WHERE session_id = +? AND source = 'api' AND decision = 'allow' AND import_key IS NULL AND kind = +? AND at BETWEEN +? AND +?
 		ORDER BY at DESC LIMIT 1`,
 		r.Session.ID, r.Kind, r.At.Add(-twinWindow).UnixMilli(), r.At.Add(time.Minute).UnixMilli()).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -605,7 +605,7 @@ func (it *importTx) flush() error {
 		if it.stats.Updated > 0 {
 			// An update may have changed the last conversation request.
 			if _, err := it.q.ExecContext(it.ctx, `UPDATE sessions SET last_context = COALESCE((SELECT context_tokens FROM requests
-				WHERE session_id = ? AND purpose = 'conversation' ORDER BY seq DESC LIMIT 1), last_context) WHERE id = ?`, id, id); err != nil {
+				WHERE session_id = +? AND purpose = 'conversation' ORDER BY seq DESC LIMIT 1), last_context) WHERE id = ?`, id, id); err != nil {
 				return fmt.Errorf("updating last context of session %q: %w", id, err)
 			}
 		}
@@ -638,7 +638,7 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 		cost      float64
 	}
 	rows, err := query(ctx, q, `SELECT id, COALESCE(landed_at, at) AS landed, kind, actual_seq, summary_input, summary_cache_read, summary_cache_write, summary_output, summary_cost_usd, cost_usd
-		FROM rewrites WHERE session_id = ? AND (source = 'import' OR import_key IS NOT NULL) ORDER BY landed, seq, id`, session)
+		FROM rewrites WHERE session_id = +? AND (source = 'import' OR import_key IS NOT NULL) ORDER BY landed, seq, id`, session)
 	if err != nil {
 		return fmt.Errorf("reading folds of %q: %w", session, err)
 	}
@@ -660,7 +660,7 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 	}
 	calls := make([]storage.SummaryCall, len(folds))
 	rows, err = query(ctx, q, `SELECT at, input, cache_read, cache_write + cache_write_1h, output, cost_usd
-		FROM requests WHERE session_id = ? AND purpose = 'compaction' ORDER BY at, seq`, session)
+		FROM requests WHERE session_id = +? AND purpose = 'compaction' ORDER BY at, seq`, session)
 	if err != nil {
 		return fmt.Errorf("reading summary calls of %q: %w", session, err)
 	}

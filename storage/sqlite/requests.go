@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"tollgate/pricing"
 	"tollgate/storage"
 )
 
@@ -45,6 +46,9 @@ func (db *DB) RecordRequests(ctx context.Context, rs []storage.Request) ([]stora
 			return nil, fmt.Errorf("recording request %q of session %q: %w", r.RequestID, r.Session.ID, err)
 		}
 		out = append(out, st)
+	}
+	if err := q.flushSessions(ctx); err != nil {
+		return nil, fmt.Errorf("recording %d requests: %w", len(rs), err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("committing %d requests: %w", len(rs), err)
@@ -115,31 +119,42 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 		}
 	}
 	// The cache-break ledger's state of the session, remembered through
-	// the transaction when it records several (a group commit).
+	// the transaction when it records several (a group commit); a lone
+	// querier writes the session's row at once.
 	var l *ledgerState
-	if st, ok := tx.(*stmtTx); ok {
+	st, grouped := tx.(*stmtTx)
+	if grouped {
 		l = st.ledger(r.Session.ID)
 	} else {
 		l = newLedgerState(r.Session.ID)
 	}
-	// The request is judged before it is written, so its row carries the
-	// cache lifetime the ledger hands on (no UPDATE after it): its
-	// sequence number is the session's count plus one, read once per
-	// transaction and then counted along.
-	seq := l.nextSeq
-	if seq == 0 {
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT requests FROM sessions WHERE id = ?), 0) + 1`, r.Session.ID).Scan(&seq); err != nil {
-			return storage.StoredRequest{}, fmt.Errorf("reading the session's request count: %w", err)
+	// The session's row is read once per transaction: its request count
+	// (the sequence numbers are counted along from it), its cost (the
+	// total is added to in order, as the row's own additions were) and
+	// whether a rewrite waits for its actual cold tokens.
+	if !l.recorded.read {
+		var count int64
+		var awaiting bool
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT requests FROM sessions WHERE id = ?1), 0),
+			COALESCE((SELECT cost_usd FROM sessions WHERE id = ?1), 0),
+			EXISTS (SELECT 1 FROM rewrites WHERE session_id = ?1 AND decision = 'allow' AND actual_cold IS NULL)`, r.Session.ID).
+			Scan(&count, &l.recorded.cost, &awaiting); err != nil {
+			return storage.StoredRequest{}, fmt.Errorf("reading session %q: %w", r.Session.ID, err)
 		}
+		l.nextSeq, l.recorded.read, l.recorded.awaitingRead = count+1, true, awaiting
+		l.noneAwaiting = !awaiting
 	}
+	// The request is judged before it is written, so its row carries the
+	// cache lifetime the ledger hands on (no UPDATE after it).
+	seq := l.nextSeq
 	j, err := l.judge(ctx, tx, &r, seq)
 	if err != nil {
 		return storage.StoredRequest{}, err
 	}
-	// Two statements in the common case. The request goes in first; a
+	// One statement in the common case. The request goes in first; a
 	// retried request id inserts nothing and leaves the ledger as it was
 	// (the foreign key to sessions is deferred to COMMIT, so the session
-	// may be created right after).
+	// is created when the transaction's requests are written to it).
 	res, err := tx.ExecContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
 		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
 		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, thread, started_by, ttl_seconds, cache_ttl, via, message_uuid)
@@ -155,77 +170,144 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 	if n, err := res.RowsAffected(); err != nil {
 		return storage.StoredRequest{}, fmt.Errorf("inserting request: %w", err)
 	} else if n == 0 {
-		l.nextSeq = seq // a retry: nothing was added
-		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID)
+		return storedRequestTx(ctx, tx, r.Session.ID, r.RequestID) // a retry: nothing was added
 	}
 
-	// Then the session: created on first sight, its metadata refreshed and
-	// its totals advanced. It answers whether a rewrite waits for its
-	// actual cold tokens.
+	// Then the session: what the request says of it and adds to its totals
+	// is gathered, and written once before COMMIT (flushSessions).
 	var lastContext sql.NullInt64
 	if r.Purpose == storage.PurposeConversation {
 		lastContext = sql.NullInt64{Int64: contextTokens, Valid: true}
 	}
-	pricedDefault := 0
-	if r.PricedBy == "default" {
-		pricedDefault = 1
+	if l.recorded.add(r, lastContext) && grouped {
+		st.recorded = append(st.recorded, l)
 	}
-	m, ms := r.Session, r.At.UnixMilli()
-	args := []any{m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms,
-		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, r.Cost.Total, lastContext, pricedDefault,
-		lastContext.Valid}
-	var awaiting bool
-	if l.noneAwaiting {
-		// Known since an earlier request of this transaction: no rewrite
-		// of the session waits for its actual cold tokens.
-		if _, err := tx.ExecContext(ctx, upsertRecordedSession, args...); err != nil {
-			return storage.StoredRequest{}, fmt.Errorf("saving session %q: %w", m.ID, err)
+	awaiting := false
+	if !l.noneAwaiting {
+		if l.recorded.awaitingRead {
+			awaiting, l.recorded.awaitingRead = true, false
+		} else if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'allow' AND actual_cold IS NULL)`,
+			r.Session.ID).Scan(&awaiting); err != nil {
+			return storage.StoredRequest{}, fmt.Errorf("reading the rewrites of session %q: %w", r.Session.ID, err)
 		}
-	} else if err := tx.QueryRowContext(ctx, upsertRecordedSession+`
-RETURNING EXISTS (SELECT 1 FROM rewrites WHERE session_id = ? AND decision = 'allow' AND actual_cold IS NULL)`, append(args, m.ID)...).Scan(&awaiting); err != nil {
-		return storage.StoredRequest{}, fmt.Errorf("saving session %q: %w", m.ID, err)
-	} else if !awaiting {
-		l.noneAwaiting = true
+		l.noneAwaiting = !awaiting
 	}
-	st := storage.StoredRequest{
+	stored := storage.StoredRequest{
 		SessionID: r.Session.ID, RequestID: r.RequestID, Seq: seq, At: r.At.UTC(), Purpose: r.Purpose,
 		ContextTokens: contextTokens, Cost: r.Cost, PricedBy: r.PricedBy, OffPeak: r.OffPeak,
 	}
 	if err := l.commit(ctx, tx, j); err != nil {
-		return st, err
+		return stored, err
 	}
 	l.nextSeq = seq + 1
-	st.Break = j.brk
-	if !awaiting || r.Purpose != storage.PurposeConversation {
-		return st, nil
-	}
-	// The first main-conversation request after an allowed rewrite shows
-	// what the rewrite really cost: its uncached part is the actual cold
-	// tokens, stored beside the prediction.
-	{
+	stored.Break = j.brk
+	if awaiting && r.Purpose == storage.PurposeConversation {
+		// The first main-conversation request after an allowed rewrite
+		// shows what the rewrite really cost: its uncached part is the
+		// actual cold tokens, stored beside the prediction.
 		if _, err := tx.ExecContext(ctx, `UPDATE rewrites SET actual_cold = ?, actual_seq = ?
 			WHERE session_id = ? AND decision = 'allow' AND actual_cold IS NULL AND COALESCE(applied, 1) = 1 AND seq < ?`,
 			u.Uncached(), seq, r.Session.ID, seq); err != nil {
-			return st, fmt.Errorf("filling actual cold tokens: %w", err)
+			return stored, fmt.Errorf("filling actual cold tokens: %w", err)
 		}
 	}
-	return st, nil
+	if !grouped {
+		if err := l.recorded.flush(ctx, tx, r.Session.ID); err != nil {
+			return stored, err
+		}
+	}
+	return stored, nil
+}
+
+// recordedSession is what a transaction's recorded requests change in
+// their session's row. A row written once per transaction instead of once
+// per request (the upsert and its index entries were a third of a
+// recorded request's cost) ends the same as the requests' one-by-one
+// upserts did: sessionMetaUpdate applied to the gathered fields gives
+// what applying it to each request in turn gave.
+type recordedSession struct {
+	read         bool  // the row was read in this transaction
+	awaitingRead bool  // that read found a rewrite waiting for its actual cold tokens, not yet acted on
+	requests     int64 // requests added since the last flush
+	// meta: Harness, Profile, Provider and Model the first non-empty (an
+	// empty one stays empty only when every request's is); Title the
+	// last non-empty; ContextWindow and ThresholdTokens the last > 0,
+	// else the first request's.
+	meta          storage.SessionMeta
+	minAt, maxAt  int64
+	usage         pricing.Usage
+	cost          float64 // the row's cost_usd after the requests, added one by one in order
+	lastContext   sql.NullInt64
+	pricedDefault int
+}
+
+// add gathers one stored request; it says whether it is the first since
+// the last flush (the session has to be listed for the next one).
+func (s *recordedSession) add(r storage.Request, lastContext sql.NullInt64) bool {
+	ms := r.At.UnixMilli()
+	m := r.Session
+	first := s.requests == 0
+	if first {
+		s.meta, s.minAt, s.maxAt = m, ms, ms
+		s.usage, s.lastContext, s.pricedDefault = pricing.Usage{}, sql.NullInt64{}, 0
+	} else {
+		s.meta.Harness = cmp.Or(s.meta.Harness, m.Harness)
+		s.meta.Profile = cmp.Or(s.meta.Profile, m.Profile)
+		s.meta.Provider = cmp.Or(s.meta.Provider, m.Provider)
+		s.meta.Model = cmp.Or(s.meta.Model, m.Model)
+		s.meta.Title = cmp.Or(m.Title, s.meta.Title)
+		if m.ContextWindow > 0 {
+			s.meta.ContextWindow = m.ContextWindow
+		}
+		if m.ThresholdTokens > 0 {
+			s.meta.ThresholdTokens = m.ThresholdTokens
+		}
+		s.minAt, s.maxAt = min(s.minAt, ms), max(s.maxAt, ms)
+	}
+	s.requests++
+	s.usage = addUsage(s.usage, r.Usage)
+	s.cost += r.Cost.Total
+	if lastContext.Valid {
+		s.lastContext = lastContext
+	}
+	if r.PricedBy == "default" {
+		s.pricedDefault = 1
+	}
+	return first
+}
+
+// flush writes the gathered requests to the session's row: created on
+// first sight, its metadata refreshed and its totals advanced.
+func (s *recordedSession) flush(ctx context.Context, tx querier, session string) error {
+	if s.requests == 0 {
+		return nil
+	}
+	m, u := s.meta, s.usage
+	if _, err := tx.ExecContext(ctx, upsertRecordedSession,
+		session, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, s.minAt, s.maxAt,
+		s.requests, u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, s.cost, s.lastContext, s.pricedDefault,
+		s.lastContext.Valid); err != nil {
+		return fmt.Errorf("saving session %q: %w", session, err)
+	}
+	s.requests = 0
+	return nil
 }
 
 // upsertRecordedSession creates a recorded request's session on first
-// sight, refreshes what the request says of it and advances its totals.
+// sight, refreshes what the requests say of it and advances its totals;
+// cost_usd is the total already added up (recordedSession.cost).
 const upsertRecordedSession = `
 INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at,
   requests, input, cache_read, cache_write, cache_write_1h, output, cost_usd, last_context, priced_by_default)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?)
 ON CONFLICT(id) DO UPDATE SET ` + sessionMetaUpdate + `,
-  requests         = sessions.requests + 1,
+  requests         = sessions.requests + excluded.requests,
   input            = sessions.input + excluded.input,
   cache_read       = sessions.cache_read + excluded.cache_read,
   cache_write      = sessions.cache_write + excluded.cache_write,
   cache_write_1h   = sessions.cache_write_1h + excluded.cache_write_1h,
   output           = sessions.output + excluded.output,
-  cost_usd         = sessions.cost_usd + excluded.cost_usd,
+  cost_usd         = excluded.cost_usd,
   last_context     = CASE WHEN ? THEN excluded.last_context ELSE sessions.last_context END,
   priced_by_default = MAX(sessions.priced_by_default, excluded.priced_by_default)`
 

@@ -351,3 +351,104 @@ func TestRewritePredictedBand(t *testing.T) {
 		t.Fatalf("wire %s", b)
 	}
 }
+
+// A group commit writes each session's row once, from what its requests
+// gathered (recordedSession): the rows must end exactly — costs to the last
+// bit — as when every request commits alone. The group mixes two sessions,
+// one stored before and one new, metadata that only some requests carry,
+// times out of order, every purpose, a retried request id, a rewrite
+// waiting for its actual cold tokens, and another write in the middle of
+// the group (which reads the session's row).
+func TestGroupCommitWritesSessionsAsOneByOne(t *testing.T) {
+	ctx := context.Background()
+	grouped, alone := openTest(t), openTest(t)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var rs []storage.Request
+	add := func(session, id string, s int, purpose string, u pricing.Usage, cost float64, edit func(r *storage.Request)) {
+		r := req(session, id, at(s), u, cost)
+		r.Purpose = purpose
+		if edit != nil {
+			edit(&r)
+		}
+		rs = append(rs, r)
+	}
+	conv, comp, sub := storage.PurposeConversation, storage.PurposeCompaction, storage.PurposeSubagent
+	add("old", "o2", 60, conv, pricing.Usage{Input: 7, CacheRead: 900, Output: 3}, 0.1, func(r *storage.Request) { r.Session.Harness, r.Session.Title = "", "" })
+	add("new", "n1", 50, comp, pricing.Usage{Input: 40, Output: 9}, 0.2, func(r *storage.Request) {
+		r.Session.Harness, r.Session.Model, r.Session.ContextWindow, r.Session.ThresholdTokens = "", "", 0, 0
+	})
+	add("new", "n2", 40, conv, pricing.Usage{Input: 5, CacheRead: 1000, CacheWrite: 20, Output: 8}, 0.3, func(r *storage.Request) {
+		r.Session.Harness, r.Session.Title, r.Session.ContextWindow = "second", "first title", 4000
+	})
+	add("old", "o3", 70, sub, pricing.Usage{Input: 1, CacheWrite1h: 300, Output: 2}, 0.7, func(r *storage.Request) { r.PricedBy = "default" })
+	add("new", "n2", 45, conv, pricing.Usage{Input: 999}, 9, nil) // a retry: changes nothing
+	add("new", "n3", 30, conv, pricing.Usage{Input: 2, CacheRead: 1100, Output: 4}, 0.11, func(r *storage.Request) {
+		r.Session.Harness, r.Session.Title, r.Session.ContextWindow, r.Session.ThresholdTokens = "late", "", 0, 3000
+	})
+	add("old", "o4", 80, conv, pricing.Usage{Input: 3, CacheRead: 100, CacheWrite: 800, Output: 1}, 0.13, func(r *storage.Request) { r.Session.Title = "renamed" })
+	add("new", "n4", 90, conv, pricing.Usage{Input: 6, CacheRead: 1200, Output: 5}, 0.17, func(r *storage.Request) { r.Session.Title = "last title" })
+	add("old", "o5", 95, comp, pricing.Usage{Input: 8, Output: 6}, 0.19, nil)
+	rw := storage.Rewrite{ID: "rw_mid", Session: storage.SessionMeta{ID: "new"}, At: at(91), Kind: "summary", Trigger: "auto",
+		Mode: "auto", Status: storage.StatusDecided, Decision: "allow", Reason: "auto", DecidedAt: at(91)}
+	add("new", "n5", 100, conv, pricing.Usage{Input: 9, CacheRead: 300, CacheWrite: 50, Output: 7}, 0.23, nil)
+	const rewriteAfter = 8 // the other write comes after the first eight requests
+
+	for _, db := range []*DB{grouped, alone} {
+		// The stored session, with an allowed rewrite waiting for its
+		// actual cold tokens.
+		if _, err := db.RecordRequest(ctx, req("old", "o1", at(65), pricing.Usage{Input: 11, CacheRead: 800, Output: 2}, 0.3)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateRewrite(ctx, storage.Rewrite{ID: "rw_old", Session: storage.SessionMeta{ID: "old"}, At: at(66), Kind: "summary",
+			Mode: "auto", Status: storage.StatusDecided, Decision: "allow", Reason: "auto", DecidedAt: at(66)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var jobs []*writeJob
+	for i := range rs {
+		if i == rewriteAfter {
+			jobs = append(jobs, &writeJob{ctx: ctx, ready: make(chan struct{}), fn: func(q querier) (any, error) { return createRewriteTx(ctx, q, rw) }})
+		}
+		r := rs[i]
+		jobs = append(jobs, &writeJob{ctx: ctx, record: true, ready: make(chan struct{}), fn: func(q querier) (any, error) { return recordRequestTx(ctx, q, r) }})
+	}
+	if err := grouped.writer.run(jobs); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if i == rewriteAfter {
+			if _, err := alone.CreateRewrite(ctx, rw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := alone.RecordRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exact := `SELECT id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at,
+		requests, input, cache_read, cache_write, cache_write_1h, output, printf('%.17g', cost_usd), last_context, priced_by_default FROM sessions ORDER BY id`
+	for _, q := range []string{exact, requestsRow + ", cache_ttl", rewritesRow, "SELECT " + breakColumns + " FROM breaks ORDER BY session_id, seq"} {
+		if q == requestsRow+", cache_ttl" {
+			q = strings.Replace(requestsRow, "FROM requests", ", cache_ttl FROM requests", 1)
+		}
+		a, b := dump(t, grouped, q), dump(t, alone, q)
+		if strings.Join(a, "\n") != strings.Join(b, "\n") {
+			t.Errorf("grouped:\n%s\none by one:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+		}
+	}
+	// The rows say what the one-by-one upserts said: the checks above
+	// cannot pass by both sides being wrong the same way.
+	s, err := grouped.Session(ctx, "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Harness != "second" || s.Title != "last title" || s.ContextWindow != 1000 || s.Requests != 5 || !s.StartedAt.Equal(at(30)) || !s.LastAt.Equal(at(100)) {
+		t.Fatalf("session new: %+v", s)
+	}
+	if got, _ := grouped.Rewrite(ctx, "rw_old"); got.ActualCold == nil || *got.ActualCold != 7 {
+		t.Fatalf("the stored session's rewrite: actual cold %v, want 7 (o2's uncached input)", got.ActualCold)
+	}
+	if got, _ := grouped.Rewrite(ctx, "rw_mid"); got.ActualCold == nil || *got.ActualCold != 59 {
+		t.Fatalf("the rewrite written mid-group: actual cold %v, want 59 (n5's uncached input)", got.ActualCold)
+	}
+}
