@@ -137,6 +137,21 @@ func (s *Scanner) Str() string {
 	return out
 }
 
+// StrBytes is Str without its allocation for a string with no escape: the
+// string's bytes in the line, valid while the line is.
+func (s *Scanner) StrBytes() []byte {
+	raw, esc := s.StringRaw()
+	if s.Err != nil || !esc {
+		return raw
+	}
+	out, ok := Unescape(raw)
+	if !ok {
+		s.Fail("bad string escape")
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(out), len(out))
+}
+
 // Unescape decodes a JSON string's text between its quotes as
 // encoding/json does (a surrogate without its pair and a byte that is not
 // UTF-8 become U+FFFD; a control character or an unknown escape is an

@@ -8,11 +8,16 @@ import (
 )
 
 // FuzzUnescape holds Unescape to encoding/json's decoding of the same
-// string: the same text, and an error exactly when it refuses it.
+// string: the same text, and an error exactly when it refuses it; and
+// UnescapedLen to Unescape, Text (measured, decoded later) to Str.
 func FuzzUnescape(f *testing.F) {
 	for _, s := range []string{
 		`plain`, `a\"b\\c\/d\b\f\n\r\t`, `\u00e9\u4e2d`, `\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\ud83d\u0041`,
 		`\ude00\ud83d`, `\x`, `\u12`, `\u12g4`, "tab\there", "\xff\xfe", `\'`, `trailing\`,
+		// UnescapedLen's paths: long runs, text outside ASCII with escapes,
+		// bad bytes among escapes, stray and escaped quotes, late controls.
+		`func main() {\n\tfmt.Println(\"héllo → 世界\")\n}\n`, "caf\xc3\xa9 \\n and \xe9 \\t bad", `a \\" b`, `12345678"9`,
+		"0123456789abcdef\x1f", `\ud83d\ude00 and \u00e9\u0000 \ud800\ud800`, `\\\\\\\"`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -21,6 +26,15 @@ func FuzzUnescape(f *testing.F) {
 		var want string
 		wantErr := json.Unmarshal(quoted, &want)
 		got, ok := Unescape(raw)
+		if n, nok := UnescapedLen(raw); nok != ok || (ok && n != len(got)) {
+			t.Fatalf("%q: UnescapedLen %d %v, Unescape %d %v", raw, n, nok, len(got), ok)
+		}
+		// Text is Str, read later: the same text, the same failure.
+		a, b := Scanner{B: quoted}, Scanner{B: quoted}
+		txt, str := a.Text(), b.Str()
+		if txt.String() != str || txt.Len() != len(str) || (a.Err == nil) != (b.Err == nil) || a.I != b.I {
+			t.Fatalf("%q: Text %q (%d, %v), Str %q (%v)", raw, txt.String(), txt.Len(), a.Err, str, b.Err)
+		}
 		if (wantErr == nil) != ok {
 			// A raw quote ends the string early for encoding/json: the
 			// scanner never hands Unescape one.
