@@ -44,7 +44,7 @@ func TestClaudeTrace(t *testing.T) {
 	if ev[1].Request.ID != "m1:q1" || ev[1].Request.Usage.Output != 40 || ev[1].Bytes != len("looking")+len(`{"file_path":"/home/u/p/a.go"}`)+len("Read") {
 		t.Errorf("request m1: %+v bytes %d", ev[1].Request, ev[1].Bytes)
 	}
-	if ops := ev[2].Files; len(ops) != 1 || ops[0].Tool != "Read" || ops[0].Content != "package a\n" || ops[0].Partial() || ev[2].Reads != 1 || ev[2].ReadBytes != 10 {
+	if ops := ev[2].Files; len(ops) != 1 || ops[0].Tool != "Read" || ops[0].Content.String() != "package a\n" || ops[0].Partial() || ev[2].Reads != 1 || ev[2].ReadBytes != 10 {
 		t.Errorf("full read: %+v", ev[2])
 	}
 	// One message with five results, its toolUseResult the first's (the
@@ -52,10 +52,10 @@ func TestClaudeTrace(t *testing.T) {
 	if ops := ev[4].Files; len(ops) < 1 || !ops[0].Partial() || ops[0].TotalLines != 400 || ev[4].Results != 5 || ev[4].Reads != 1 {
 		t.Errorf("partial read: %+v", ev[4])
 	}
-	if ops := ev[5].Files; len(ops) != 1 || ops[0].Tool != "Write" || ops[0].Content != "package b\n" {
+	if ops := ev[5].Files; len(ops) != 1 || ops[0].Tool != "Write" || ops[0].Content.String() != "package b\n" {
 		t.Errorf("write: %+v", ev[5].Files)
 	}
-	if ops := ev[6].Files; len(ops) != 1 || ops[0].Tool != "Edit" || !ops[0].HasContent || ops[0].Apply(ops[0].Content) != "pzckzge z\n" {
+	if ops := ev[6].Files; len(ops) != 1 || ops[0].Tool != "Edit" || !ops[0].HasContent || ops[0].Apply(ops[0].Content.String()) != "pzckzge z\n" {
 		t.Errorf("edit: %+v", ev[6].Files)
 	}
 	if len(ev[7].Files) != 0 {

@@ -255,6 +255,9 @@ func (p *claudeParser) line(b []byte, n int) error {
 			p.lineType, p.lineTyped = topType(b)
 		}
 		p.trace.line(b, n, p.lineType, p.lineTyped, p.lineReq, p.lineFold)
+		if testTraceLine != nil {
+			testTraceLine(b, n, p.lineType, p.lineTyped, p.lineReq, p.lineFold)
+		}
 	}
 	return err
 }
