@@ -554,15 +554,22 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		}
 	}
 	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
-	// A Claude Code main transcript read from its start that has a fold is
-	// traced in this pass too, for the fold predictions (claudePredictions).
-	// A transcript that an earlier session's prediction already decoded
-	// (a project's latest ones) is not traced again: claudePredictions
-	// takes it from the cache.
-	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path) && r.traces.HasFold(job.path)
+	// A Claude Code main transcript read from its start is traced in this
+	// pass too, for the fold predictions (claudePredictions): whether it
+	// has a fold is known only once it is read, and reading it first to
+	// find out (a second read of every transcript) cost more than tracing
+	// those without (issue 17). A transcript that an earlier session's
+	// prediction already decoded (a project's latest ones) is not traced
+	// again: claudePredictions takes it from the cache.
+	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path)
 	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, Trace: trace})
 	if err != nil {
 		return fail(p, err)
+	}
+	if trace && res.Consumed == size {
+		// Read whole: whether it has a fold, for the sessions after it
+		// (ccfold.EarlierSessionsFrom), without reading it again.
+		r.traces.noteFolds(job.path, size, hasFold(res.Records))
 	}
 	if job.src.Reader != nil && !again {
 		r.bytesTotal.Add(res.Consumed) // an upload's size is known once read
@@ -743,6 +750,30 @@ type cachedFold struct {
 func newTraceCache(limit int64) *traceCache {
 	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}, reading: map[string]chan struct{}{},
 		lists: map[string][]ccfold.Candidate{}, histories: map[string]*ccfold.History{}}
+}
+
+// hasFold says the records hold a fold.
+func hasFold(recs []importer.Record) bool {
+	for _, rec := range recs {
+		if rec.Fold != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// noteFolds keeps whether a file read whole by the import (size bytes)
+// has a fold. A fold the parser does not read as one (a subagent's, a
+// line that is not a system line) teaches the predictor nothing: such a
+// file is not worth tracing again either.
+func (c *traceCache) noteFolds(path string, size int64, has bool) {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() != size {
+		return // written since: HasFold reads it when asked
+	}
+	c.mu.Lock()
+	c.folds[path] = cachedFold{st.Size(), st.ModTime(), has}
+	c.mu.Unlock()
 }
 
 // HasFold implements ccfold.Transcripts.
