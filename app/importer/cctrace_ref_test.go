@@ -294,6 +294,43 @@ func refEachElem(s *jsonl.Scanner, elem func()) {
 	}
 }
 
+// traceLogReordered and traceLogMetaLast are traceLog with each line's
+// fields in other orders: the tool result before the message, the type
+// after it (the tracer then reads the content and the result after the
+// walk), or isMeta after the content it changes the reading of.
+const (
+	traceLogReordered = `{"cwd":"/home/u/p","version":"2.1.332","timestamp":"2026-03-01T10:00:00Z","message":{"role":"user","content":"fix it"},"type":"user"}
+{"timestamp":"2026-03-01T10:00:01Z","requestId":"q1","message":{"id":"m1","model":"claude-opus-4-6","content":[{"type":"text","text":"looking"}],"usage":{"input_tokens":3,"cache_read_input_tokens":20000,"cache_creation_input_tokens":4000,"output_tokens":5}},"type":"assistant"}
+{"timestamp":"2026-03-01T10:00:02Z","requestId":"q1","message":{"id":"m1","model":"claude-opus-4-6","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/home/u/p/a.go"}}],"usage":{"input_tokens":3,"cache_read_input_tokens":20000,"cache_creation_input_tokens":4000,"output_tokens":40}},"type":"assistant"}
+{"toolUseResult":{"type":"text","file":{"filePath":"/home/u/p/a.go","content":"package a\n","numLines":2,"startLine":1,"totalLines":2}},"timestamp":"2026-03-01T10:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"     1→package a\n"}]},"type":"user"}
+{"timestamp":"2026-03-01T10:00:04Z","requestId":"q2","message":{"id":"m2","model":"claude-opus-4-6","content":[{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"/home/u/p/big.go","offset":10,"limit":2}},{"type":"tool_use","id":"t3","name":"Write","input":{"file_path":"/home/u/p/new.go","content":"package b\n"}},{"type":"tool_use","id":"t4","name":"Edit","input":{"file_path":"/home/u/p/a.go","old_string":"a","new_string":"z","replace_all":true}},{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"t6","name":"Edit","input":{"file_path":"/home/u/p/x.go","old_string":"q","new_string":"r"}}],"usage":{"input_tokens":1,"cache_read_input_tokens":24000,"cache_creation_input_tokens":100,"output_tokens":60}},"type":"assistant"}
+{"toolUseResult":{"type":"text","file":{"filePath":"/home/u/p/big.go","content":"x\ny\n","numLines":2,"startLine":10,"totalLines":400}},"timestamp":"2026-03-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"    10→x\n    11→y\n"},{"type":"tool_result","tool_use_id":"t3","content":"ok"},{"type":"tool_result","tool_use_id":"t4","content":"ok"},{"type":"tool_result","tool_use_id":"t5","content":"a.go"},{"type":"tool_result","tool_use_id":"t6","content":"String not found","is_error":true}]},"type":"user"}
+{"toolUseResult":{"type":"create","filePath":"/home/u/p/new.go","content":"package b\n"},"timestamp":"2026-03-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t3","content":"ok"}]},"type":"user"}
+{"toolUseResult":{"filePath":"/home/u/p/a.go","originalFile":"package a\n","oldString":"a","newString":"z"},"timestamp":"2026-03-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t4","content":"ok"}]},"type":"user"}
+{"toolUseResult":"Error: String to replace not found","timestamp":"2026-03-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t6","content":"String not found","is_error":true}]},"type":"user"}
+{"isSidechain":true,"timestamp":"2026-03-01T10:00:06Z","message":{"id":"s1","model":"claude-haiku-4-5","content":[{"type":"text","text":"side"}],"usage":{"input_tokens":9,"output_tokens":1}},"type":"assistant"}
+{"timestamp":"2026-03-01T10:00:07Z","message":{"role":"user","content":[{"type":"text","text":"Base directory for this skill: /home/u/.claude/skills/tdd\n\nWrite the test first."}]},"type":"user","isMeta":true}
+{"subtype":"compact_boundary","uuid":"b1","timestamp":"2026-03-01T10:05:00Z","compactMetadata":{"trigger":"auto","preTokens":170000},"type":"system"}
+{"isCompactSummary":true,"timestamp":"2026-03-01T10:05:01Z","message":{"role":"user","content":"This session is being continued. Summary: twelve chars"},"type":"user"}
+{"timestamp":"2026-03-01T10:05:02Z","requestId":"q3","message":{"id":"m3","model":"claude-opus-4-6","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":3,"cache_read_input_tokens":21000,"cache_creation_input_tokens":9000,"output_tokens":2}},"type":"assistant"}
+`
+	traceLogMetaLast = `{"type":"user","cwd":"/home/u/p","version":"2.1.332","timestamp":"2026-03-01T10:00:00Z","message":{"role":"user","content":"fix it"}}
+{"type":"assistant","timestamp":"2026-03-01T10:00:01Z","requestId":"q1","message":{"id":"m1","model":"claude-opus-4-6","content":[{"type":"text","text":"looking"}],"usage":{"input_tokens":3,"cache_read_input_tokens":20000,"cache_creation_input_tokens":4000,"output_tokens":5}}}
+{"type":"assistant","timestamp":"2026-03-01T10:00:02Z","requestId":"q1","message":{"id":"m1","model":"claude-opus-4-6","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/home/u/p/a.go"}}],"usage":{"input_tokens":3,"cache_read_input_tokens":20000,"cache_creation_input_tokens":4000,"output_tokens":40}}}
+{"type":"user","toolUseResult":{"type":"text","file":{"filePath":"/home/u/p/a.go","content":"package a\n","numLines":2,"startLine":1,"totalLines":2}},"timestamp":"2026-03-01T10:00:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"     1→package a\n"}]}}
+{"type":"assistant","timestamp":"2026-03-01T10:00:04Z","requestId":"q2","message":{"id":"m2","model":"claude-opus-4-6","content":[{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"/home/u/p/big.go","offset":10,"limit":2}},{"type":"tool_use","id":"t3","name":"Write","input":{"file_path":"/home/u/p/new.go","content":"package b\n"}},{"type":"tool_use","id":"t4","name":"Edit","input":{"file_path":"/home/u/p/a.go","old_string":"a","new_string":"z","replace_all":true}},{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"t6","name":"Edit","input":{"file_path":"/home/u/p/x.go","old_string":"q","new_string":"r"}}],"usage":{"input_tokens":1,"cache_read_input_tokens":24000,"cache_creation_input_tokens":100,"output_tokens":60}}}
+{"type":"user","toolUseResult":{"type":"text","file":{"filePath":"/home/u/p/big.go","content":"x\ny\n","numLines":2,"startLine":10,"totalLines":400}},"timestamp":"2026-03-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"    10→x\n    11→y\n"},{"type":"tool_result","tool_use_id":"t3","content":"ok"},{"type":"tool_result","tool_use_id":"t4","content":"ok"},{"type":"tool_result","tool_use_id":"t5","content":"a.go"},{"type":"tool_result","tool_use_id":"t6","content":"String not found","is_error":true}]}}
+{"type":"user","toolUseResult":{"type":"create","filePath":"/home/u/p/new.go","content":"package b\n"},"timestamp":"2026-03-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t3","content":"ok"}]}}
+{"type":"user","toolUseResult":{"filePath":"/home/u/p/a.go","originalFile":"package a\n","oldString":"a","newString":"z"},"timestamp":"2026-03-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t4","content":"ok"}]}}
+{"type":"user","toolUseResult":"Error: String to replace not found","timestamp":"2026-03-01T10:00:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t6","content":"String not found","is_error":true}]}}
+{"type":"assistant","isSidechain":true,"timestamp":"2026-03-01T10:00:06Z","message":{"id":"s1","model":"claude-haiku-4-5","content":[{"type":"text","text":"side"}],"usage":{"input_tokens":9,"output_tokens":1}}}
+{"type":"user","timestamp":"2026-03-01T10:00:07Z","message":{"role":"user","content":[{"type":"text","text":"Base directory for this skill: /home/u/.claude/skills/tdd\n\nWrite the test first."}]},"isMeta":true}
+{"type":"system","subtype":"compact_boundary","uuid":"b1","timestamp":"2026-03-01T10:05:00Z","compactMetadata":{"trigger":"auto","preTokens":170000}}
+{"type":"user","isCompactSummary":true,"timestamp":"2026-03-01T10:05:01Z","message":{"role":"user","content":"This session is being continued. Summary: twelve chars"}}
+{"type":"assistant","timestamp":"2026-03-01T10:05:02Z","requestId":"q3","message":{"id":"m3","model":"claude-opus-4-6","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":3,"cache_read_input_tokens":21000,"cache_creation_input_tokens":9000,"output_tokens":2}}}
+`
+)
+
 // traceBoth parses a main transcript with the trace, feeding the
 // reference tracer the same lines, and fails t when the two traces differ
 // (file texts compared decoded, their measured lengths checked).
@@ -334,7 +371,7 @@ func TestTraceMatchesReference(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatal("no transcripts")
 	}
-	inputs := [][]byte{[]byte(traceLog)}
+	inputs := [][]byte{[]byte(traceLog), []byte(traceLogReordered), []byte(traceLogMetaLast)}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {

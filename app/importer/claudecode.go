@@ -431,8 +431,15 @@ func topType(b []byte) (typ []byte, ok bool) {
 		}
 		switch s.Peek() {
 		case '"':
+			if string(key) != "type" {
+				// Only the type's value is looked at: the others are
+				// passed without the search for an escape (topType reads
+				// the first fields of every line).
+				s.StringBytes()
+				break
+			}
 			v, esc := s.StringRaw()
-			if s.Err == nil && !esc && string(key) == "type" {
+			if s.Err == nil && !esc {
 				return v, true
 			}
 		case '{', '[', 0:

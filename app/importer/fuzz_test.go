@@ -228,6 +228,8 @@ func FuzzClaudeTrace(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add([]byte(traceLog))
+	f.Add([]byte(traceLogReordered))
+	f.Add([]byte(traceLogMetaLast))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl"
 		tr, err := traceBoth(t, data, true) // the reference's trace, or t fails

@@ -44,6 +44,9 @@ func (t Text) String() string {
 // would decode it (a bad escape fails the scanner as Str does), copied,
 // not decoded.
 func (s *Scanner) Text() Text {
+	if t, ok := s.textOnePass(); ok {
+		return t
+	}
 	raw, esc := s.StringRaw()
 	if s.Err != nil {
 		return Text{}
@@ -57,6 +60,79 @@ func (s *Scanner) Text() Text {
 		return Text{}
 	}
 	return Text{raw: string(raw), n: n, escaped: true}
+}
+
+// textOnePass is Text for a string that is well formed: one walk finds its
+// end, checks and measures its escapes (where finding the end, then looking
+// for a backslash, then measuring walked a file's text three times). On
+// anything else (a bad escape or byte, no end) it reads nothing and says
+// false: Text then reads it as before, failing where that fails. Escapes
+// taken pairwise from the left end the string where StringBytes's count of
+// backslashes before a quote does.
+func (s *Scanner) textOnePass() (Text, bool) {
+	b := s.B
+	if s.I >= len(b) || b[s.I] != '"' {
+		return Text{}, false
+	}
+	start := s.I + 1
+	n, escaped := 0, false
+	for i := start; ; {
+		j := plainRun(b[i:])
+		n += j
+		if i += j; i >= len(b) {
+			return Text{}, false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			s.I = i + 1
+			if !escaped {
+				return TextOf(string(b[start:i])), true
+			}
+			return Text{raw: string(b[start:i]), n: n, escaped: true}, true
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return Text{}, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				n++
+				i += 2
+			case 'u':
+				r := hex4(b[i+2:])
+				if r < 0 {
+					return Text{}, false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+						r2 := hex4(b[i+2:])
+						if r2 < 0 {
+							return Text{}, false
+						}
+						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
+							n += utf8.RuneLen(d)
+							i += 6
+							continue
+						}
+					}
+					r = unicode.ReplacementChar
+				}
+				n += utf8.RuneLen(r)
+			default:
+				return Text{}, false
+			}
+		case c < ' ':
+			return Text{}, false
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return Text{}, false
+			}
+			n += size
+			i += size
+		}
+	}
 }
 
 // UnescapedLen is len(Unescape(raw)) and Unescape's ok, without decoding.

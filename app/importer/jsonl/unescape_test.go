@@ -3,6 +3,7 @@ package jsonl
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 )
@@ -155,4 +156,85 @@ func TestStringBytesEndsWhereStringRawEnds(t *testing.T) {
 	if s.StringBytes(); s.Err == nil {
 		t.Error("an unterminated string passed")
 	}
+}
+
+// BenchmarkText reads source files as a Read or Edit result holds them
+// (JSON-encoded: an escaped newline every line, quotes, tabs) as a Text:
+// measured and copied, not decoded; BenchmarkTextStr is Str on the same.
+func BenchmarkText(b *testing.B) {
+	benchText(b, func(s *Scanner) int { return s.Text().Len() })
+}
+
+func BenchmarkTextStr(b *testing.B) {
+	benchText(b, func(s *Scanner) int { return len(s.Str()) })
+}
+
+// BenchmarkStrLen measures the same texts (a message's text).
+func BenchmarkStrLen(b *testing.B) {
+	benchText(b, func(s *Scanner) int { return s.StrLen() })
+}
+
+func benchText(b *testing.B, read func(*Scanner) int) {
+	var src []byte
+	for _, name := range []string{"scan.go", "read.go", "text.go", "unescape_test.go"} {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = append(src, text...)
+	}
+	quoted, err := json.Marshal(string(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(quoted)))
+	for b.Loop() {
+		s := Scanner{B: quoted}
+		if read(&s) == 0 || s.Err != nil {
+			b.Fatal(s.Err)
+		}
+	}
+}
+
+// FuzzOnePass holds StrLen and Text, which read a well-formed string in
+// one walk, to the walks they replace (StringRaw, then escapedLen or
+// UnescapedLen): the same length and text, the same end, the same failure.
+func FuzzOnePass(f *testing.F) {
+	for _, s := range []string{
+		`"plain",`, `"a\nb\t\"c\"\\d",`, `"\u00e9\ud83d\ude00\ud83d",`, `"\u12"`, `"\u12\"34"x"`, `"\\"`, `"\\\"",`,
+		"\"caf\xc3\xa9 \\n\xe9\"", "\"tab\there\"", `"open`, `"trailing\`, ` "spaced"`, `"\x"`, `"\u0022"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, old := Scanner{B: b}, Scanner{B: b}
+		n := a.StrLen()
+		raw, esc := old.StringRaw()
+		want := len(raw)
+		if esc {
+			want = escapedLen(raw)
+		}
+		if old.Err != nil {
+			want = 0
+		}
+		if n != want || a.I != old.I || (a.Err == nil) != (old.Err == nil) {
+			t.Fatalf("%q: StrLen %d at %d (%v), two walks %d at %d (%v)", b, n, a.I, a.Err, want, old.I, old.Err)
+		}
+		a, old = Scanner{B: b}, Scanner{B: b}
+		txt := a.Text()
+		raw, esc = old.StringRaw()
+		wantText := string(raw)
+		if esc && old.Err == nil {
+			if _, ok := UnescapedLen(raw); !ok {
+				old.Fail("bad string escape")
+			}
+			wantText, _ = Unescape(raw)
+		}
+		if old.Err != nil {
+			wantText = ""
+		}
+		if txt.String() != wantText || txt.Len() != len(wantText) || a.I != old.I || (a.Err == nil) != (old.Err == nil) {
+			t.Fatalf("%q: Text %q (%d) at %d (%v), two walks %q at %d (%v)", b, txt.String(), txt.Len(), a.I, a.Err, wantText, old.I, old.Err)
+		}
+	})
 }
