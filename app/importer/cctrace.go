@@ -131,10 +131,14 @@ type tracer struct {
 	tr       ClaudeTrace
 	requests map[*Request]int        // request → its event
 	toolUses map[string]traceToolUse // file and plan tools only
+	// texts are each file's text as a result last held it: the next
+	// result's text (the file read again, or before its next edit) is
+	// measured against it (cctool.ReadResult).
+	texts map[string]Text
 }
 
 func newTracer() *tracer {
-	return &tracer{requests: map[*Request]int{}, toolUses: map[string]traceToolUse{}}
+	return &tracer{requests: map[*Request]int{}, toolUses: map[string]traceToolUse{}, texts: map[string]Text{}}
 }
 
 // fileTool says the tool's results change Claude Code's readFileState
@@ -242,9 +246,9 @@ func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fol
 			s.Ws()
 			start := s.I
 			res = lineResult{}
-			if s.Peek() == '{' && user.done && t.needsResult(user.uses) {
+			if path, need := t.resultPath(user.uses); s.Peek() == '{' && user.done && need {
 				sub := s
-				r, ok := cctool.ReadResult(&sub)
+				r, ok := cctool.ReadResult(&sub, t.texts[path])
 				if ok {
 					s.I = sub.I
 				} else {
@@ -329,15 +333,15 @@ func lineTime(b []byte) time.Time {
 	return at
 }
 
-// needsResult says a tool result of the line is a file tool's whose
-// result the trace reads.
-func (t *tracer) needsResult(uses []string) bool {
+// resultPath says a tool result of the line is a file tool's whose result
+// the trace reads, and names the first such file.
+func (t *tracer) resultPath(uses []string) (string, bool) {
 	for _, id := range uses {
 		if tu, ok := t.toolUses[id]; ok && tu.ok && tu.name != "ExitPlanMode" && tu.in.FilePath != "" {
-			return true
+			return tu.in.FilePath, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // lineResult is a line's toolUseResult: its extent, and what it decodes
@@ -603,6 +607,9 @@ func (t *tracer) fileOp(ev *TraceEvent, tu traceToolUse, res *lineResult) {
 		for _, e := range in.Edits {
 			op.Edits = append(op.Edits, Edit{e.Old, e.New, e.ReplaceAll})
 		}
+	}
+	if op.HasContent && t.texts != nil {
+		t.texts[op.Path] = op.Content
 	}
 	ev.Files = append(ev.Files, op)
 }

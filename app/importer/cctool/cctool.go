@@ -114,7 +114,7 @@ type Result struct {
 // it reads has another type.
 func DecodeResult(b []byte) (Result, bool) {
 	s := jsonl.Scanner{B: b}
-	r, ok := ReadResult(&s)
+	r, ok := ReadResult(&s, jsonl.Text{})
 	s.End()
 	return r, ok && s.Err == nil
 }
@@ -122,8 +122,10 @@ func DecodeResult(b []byte) (Result, bool) {
 // ReadResult reads a file tool's result object where s stands, in its
 // line: the tracer decodes it in place instead of finding its end first.
 // false when it is not an object of the expected field types (s.Err
-// then says where); s then stands anywhere inside the value.
-func ReadResult(s *jsonl.Scanner) (Result, bool) {
+// then says where); s then stands anywhere inside the value. prev is the
+// file's text as the trace last saw it (zero: none): its texts are read
+// against it (jsonl.Scanner.TextAfter), the same texts either way.
+func ReadResult(s *jsonl.Scanner, prev jsonl.Text) (Result, bool) {
 	var r Result
 	integer := func(p *int) {
 		if s.IsNull() {
@@ -156,7 +158,7 @@ func ReadResult(s *jsonl.Scanner) (Result, bool) {
 				switch string(k) {
 				case "content":
 					if !s.IsNull() {
-						r.FileContent = s.Text()
+						r.FileContent = s.TextAfter(prev)
 					}
 				case "startLine":
 					integer(&r.StartLine)
@@ -172,13 +174,13 @@ func ReadResult(s *jsonl.Scanner) (Result, bool) {
 			if s.IsNull() {
 				r.Content, r.HasContent = jsonl.Text{}, false
 			} else {
-				r.Content, r.HasContent = s.Text(), true
+				r.Content, r.HasContent = s.TextAfter(prev), true
 			}
 		case "originalFile":
 			if s.IsNull() {
 				r.OriginalFile, r.HasOriginal = jsonl.Text{}, false
 			} else {
-				r.OriginalFile, r.HasOriginal = s.Text(), true
+				r.OriginalFile, r.HasOriginal = s.TextAfter(prev), true
 			}
 		default:
 			s.Skip()

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Text is a JSON string value kept as the line wrote it: the bytes between
@@ -22,6 +23,10 @@ type Text struct {
 	raw     string // escaped when escaped is true, else the text itself
 	n       int    // the decoded length in bytes
 	escaped bool
+	// checked says raw is a string's text as the line wrote it, read in
+	// one walk: valid UTF-8 with well-formed escapes, which TextAfter
+	// may measure a later text against.
+	checked bool
 }
 
 // TextOf is a decoded text as a Text.
@@ -85,10 +90,7 @@ func (s *Scanner) textOnePass() (Text, bool) {
 		switch c := b[i]; {
 		case c == '"':
 			s.I = i + 1
-			if !escaped {
-				return TextOf(string(b[start:i])), true
-			}
-			return Text{raw: string(b[start:i]), n: n, escaped: true}, true
+			return Text{raw: string(b[start:i]), n: n, escaped: escaped, checked: true}, true
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(b) {
@@ -133,6 +135,153 @@ func (s *Scanner) textOnePass() (Text, bool) {
 			i += size
 		}
 	}
+}
+
+// TextAfter is Text for a string that is likely another version of prev
+// (a file's text, read again or before its next edit): where the two are
+// the same bytes, prev's checks and measure serve, and only the bytes
+// between their common start and end are checked and measured. A file's
+// text is checked once, not at every edit (each Edit result holds the
+// whole file). The parts meet where no escape and no character is cut
+// (cleanBoundary); prev must be a checked text, else (or when the new
+// bytes do not check) it is Text.
+func (s *Scanner) TextAfter(prev Text) Text {
+	if !prev.checked {
+		return s.Text()
+	}
+	sub := *s
+	raw, _ := sub.StringBytes()
+	if sub.Err != nil {
+		return s.Text()
+	}
+	// prev's bytes, read only (a string's bytes are never written).
+	old := unsafe.Slice(unsafe.StringData(prev.raw), len(prev.raw))
+	if string(raw) == prev.raw {
+		s.I = sub.I
+		return prev
+	}
+	p := commonPrefix(raw, old)
+	q := commonSuffix(raw[p:], old[p:])
+	for p > 0 && !cleanBoundary(raw[p-1]) {
+		p--
+	}
+	for q > 0 && (len(raw)-q > 0 && !cleanBoundary(raw[len(raw)-q-1]) || len(old)-q > 0 && !cleanBoundary(old[len(old)-q-1])) {
+		q--
+	}
+	nMid, escMid, ok := measureChecked(raw[p : len(raw)-q])
+	if !ok {
+		return s.Text()
+	}
+	nOld, _, ok := measureChecked(old[p : len(old)-q])
+	if !ok {
+		return s.Text() // not reached: prev was checked
+	}
+	escaped := escMid || bytes.IndexByte(raw[:p], '\\') >= 0 || bytes.IndexByte(raw[len(raw)-q:], '\\') >= 0
+	s.I = sub.I
+	return Text{raw: string(raw), n: prev.n - nOld + nMid, escaped: escaped, checked: true}
+}
+
+// cleanBoundary says a checked text can be cut after byte c: c ends no
+// escape's first part (a backslash, \u or its hex digits; a letter or
+// digit that might be one is passed over too) and no character (ASCII).
+// The bytes after such a cut read alike alone or after what precedes it.
+func cleanBoundary(c byte) bool {
+	switch {
+	case c >= utf8.RuneSelf, c == '\\', c == 'u', '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		return false
+	}
+	return true
+}
+
+// commonPrefix is the length of the bytes a and b start with alike,
+// compared eight at a time.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if binary.LittleEndian.Uint64(a[i:]) != binary.LittleEndian.Uint64(b[i:]) {
+			break
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix is the length of the bytes a and b end with alike.
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if binary.LittleEndian.Uint64(a[len(a)-i-8:]) != binary.LittleEndian.Uint64(b[len(b)-i-8:]) {
+			break
+		}
+	}
+	for i < n && a[len(a)-i-1] == b[len(b)-i-1] {
+		i++
+	}
+	return i
+}
+
+// measureChecked checks and measures a piece of a string's text cut at
+// clean boundaries, as textOnePass does the whole: its decoded length,
+// whether it has an escape; false on anything textOnePass would not read.
+func measureChecked(b []byte) (n int, escaped, ok bool) {
+	for i := 0; i < len(b); {
+		j := plainRun(b[i:])
+		n += j
+		if i += j; i >= len(b) {
+			break
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return 0, false, false
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return 0, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				n++
+				i += 2
+			case 'u':
+				r := hex4(b[i+2:])
+				if r < 0 {
+					return 0, false, false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+						r2 := hex4(b[i+2:])
+						if r2 < 0 {
+							return 0, false, false
+						}
+						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
+							n += utf8.RuneLen(d)
+							i += 6
+							continue
+						}
+					}
+					r = unicode.ReplacementChar
+				}
+				n += utf8.RuneLen(r)
+			default:
+				return 0, false, false
+			}
+		case c < ' ':
+			return 0, false, false
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, false, false
+			}
+			n += size
+			i += size
+		}
+	}
+	return n, escaped, true
 }
 
 // UnescapedLen is len(Unescape(raw)) and Unescape's ok, without decoding.

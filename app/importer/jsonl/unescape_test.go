@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzUnescape holds Unescape to encoding/json's decoding of the same
@@ -235,6 +236,58 @@ func FuzzOnePass(f *testing.F) {
 		}
 		if txt.String() != wantText || txt.Len() != len(wantText) || a.I != old.I || (a.Err == nil) != (old.Err == nil) {
 			t.Fatalf("%q: Text %q (%d) at %d (%v), two walks %q at %d (%v)", b, txt.String(), txt.Len(), a.I, a.Err, wantText, old.I, old.Err)
+		}
+	})
+}
+
+// FuzzTextAfter holds TextAfter to Text: a string read after another
+// version of it (a file's text at its next edit) is the same text, of the
+// same length, ending at the same byte, failing alike.
+func FuzzTextAfter(f *testing.F) {
+	f.Add("func main() {\n\tfmt.Println(\"héllo\")\n}\n", []byte(`"func main() {\n\tfmt.Println(\"hello, world\")\n}\n",`))
+	f.Add("a\\b \U0001F600 c", []byte(`"a\\b \ud83d\ude00 d"`))
+	f.Add("x\u00e9y", []byte(`"x\u00e9z\u00e9y"`))
+	f.Add("same", []byte(`"same"`))
+	f.Add("abc\ndef", []byte("\"abc\\ndef\xff\""))
+	f.Fuzz(func(t *testing.T, before string, b []byte) {
+		quoted, err := json.Marshal(before)
+		if err != nil {
+			t.Skip()
+		}
+		p := Scanner{B: quoted}
+		prev := p.Text()
+		if p.Err != nil {
+			t.Fatalf("%s: %v", quoted, p.Err)
+		}
+		a, want := Scanner{B: b}, Scanner{B: b}
+		got, w := a.TextAfter(prev), want.Text()
+		if got.String() != w.String() || got.Len() != w.Len() || got.Len() != len(got.String()) || a.I != want.I || (a.Err == nil) != (want.Err == nil) {
+			t.Fatalf("after %s, %q: TextAfter %q (%d) at %d (%v), Text %q (%d) at %d (%v)", quoted, b, got.String(), got.Len(), a.I, a.Err, w.String(), w.Len(), want.I, want.Err)
+		}
+	})
+}
+
+// FuzzTextAfterEdit is FuzzTextAfter on pairs of texts as an encoder
+// writes them: one an edit of the other, escapes and characters on either
+// side of the edit.
+func FuzzTextAfterEdit(f *testing.F) {
+	f.Add("func main() {\n\tfmt.Println(\"héllo\")\n}\n", "func main() {\n\tfmt.Println(\"hello, world\")\n}\n")
+	f.Add("a\\b \U0001F600 c", "a\\b \U0001F601 c")
+	f.Add("x\u00e9y", "x\u00e9z\u00e9y")
+	f.Add("\x01\x02\x03", "\x01\x03")
+	f.Add("abcdef0123", "abcdef4123")
+	f.Fuzz(func(t *testing.T, before, after string) {
+		qb, err1 := json.Marshal(before)
+		qa, err2 := json.Marshal(after)
+		if err1 != nil || err2 != nil {
+			t.Skip()
+		}
+		p := Scanner{B: qb}
+		prev := p.Text()
+		a, want := Scanner{B: qa}, Scanner{B: qa}
+		got, w := a.TextAfter(prev), want.Text()
+		if got.String() != w.String() || got.String() != after && utf8.ValidString(after) || got.Len() != len(got.String()) || a.I != want.I || a.Err != nil {
+			t.Fatalf("%q after %q: TextAfter %q (%d) at %d (%v), Text %q (%d)", after, before, got.String(), got.Len(), a.I, a.Err, w.String(), w.Len())
 		}
 	})
 }
