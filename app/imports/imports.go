@@ -626,9 +626,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 // claudePredictions is, for the folds of a Claude Code main transcript on
 // disk, the prediction the PreCompact hook would have made at each (the
 // transcript cut at its boundary, the project's earlier transcripts as
-// history), by fold id. The plain pass does not build the predictor's
-// trace: the file is read again, only when the pass found folds. An upload
-// cannot be read again and gets none.
+// history), by fold id. The trace is the pass's own when it read the file
+// from its start; else (appended lines, or a file whose trace a session
+// before it took into the cache) the cache's, which reads the whole file
+// when it does not hold it. An upload cannot be read again and gets none.
 func (r *importRun) claudePredictions(job *importJob, harness string, res *importer.Result) map[string]ccfold.Prediction {
 	if !r.predictsFolds(job, harness) {
 		return nil

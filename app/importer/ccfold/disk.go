@@ -266,8 +266,9 @@ func HasFold(path string) bool {
 	}
 }
 
-// foldBufs are HasFold's read buffers: an import asks about every
-// transcript, and a fresh 256 KB each time was a tenth of its garbage.
+// foldBufs are HasFold's read buffers: an import asks about the earlier
+// transcripts it has not read whole, and a fresh 256 KB each time was a
+// tenth of its garbage.
 var foldBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // foldKey is what a compact_boundary line holds.
