@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,43 @@ func TestClaudeAutoCompact(t *testing.T) {
 		if w != c.window || th != c.threshold {
 			t.Errorf("%s: %d/%d, want %d/%d", c.model, w, th, c.window, c.threshold)
 		}
+	}
+}
+
+// TraceFolds traces a transcript whose first read holds all of it only
+// when it has a fold, and a longer one always; the records are the pass's
+// either way.
+func TestTraceFolds(t *testing.T) {
+	path := "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl"
+	var noFold strings.Builder
+	for _, l := range strings.SplitAfter(traceLog, "\n") {
+		if !strings.Contains(l, FoldKey) {
+			noFold.WriteString(l)
+		}
+	}
+	// Longer than the first read (a reader without Len, as a file is).
+	long := strings.Repeat(`{"type":"progress","data":{"pad":"`+strings.Repeat("x", 1000)+`"}}`+"\n", 1200) + noFold.String()
+	for _, c := range []struct {
+		name   string
+		in     io.Reader
+		traced bool
+	}{
+		{"fold", strings.NewReader(traceLog), true},
+		{"no fold", strings.NewReader(noFold.String()), false},
+		{"no fold, read in pieces", io.MultiReader(strings.NewReader(noFold.String())), false},
+		{"longer than a read", io.MultiReader(strings.NewReader(long)), true},
+	} {
+		res, err := Parse(c.in, Options{Harness: ClaudeCode, Path: path, AtEOF: true, TraceFolds: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (res.Trace != nil) != c.traced || len(res.Records) == 0 {
+			t.Errorf("%s: traced %v, want %v (%d records)", c.name, res.Trace != nil, c.traced, len(res.Records))
+		}
+	}
+	// A subagent's transcript is never traced.
+	res, err := Parse(strings.NewReader(traceLog), Options{Harness: ClaudeCode, Path: "p/s/subagents/agent-a1.jsonl", AtEOF: true, TraceFolds: true})
+	if err != nil || res.Trace != nil {
+		t.Fatalf("subagent: %v %v", err, res.Trace)
 	}
 }

@@ -555,14 +555,15 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	}
 	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
 	// A Claude Code main transcript read from its start is traced in this
-	// pass too, for the fold predictions (claudePredictions): whether it
-	// has a fold is known only once it is read, and reading it first to
-	// find out (a second read of every transcript) cost more than tracing
-	// those without (issue 17). A transcript that an earlier session's
-	// prediction already decoded (a project's latest ones) is not traced
-	// again: claudePredictions takes it from the cache.
+	// pass too when it has a fold, for the fold predictions
+	// (claudePredictions): the pass looks for one in its first read when
+	// that holds the whole file, and traces a longer file; reading every
+	// transcript first to find out was a second read of each (issue 17).
+	// A transcript that an earlier session's prediction already decoded
+	// (a project's latest ones) is not traced again: claudePredictions
+	// takes it from the cache.
 	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path)
-	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, Trace: trace})
+	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, TraceFolds: trace})
 	if err != nil {
 		return fail(p, err)
 	}
