@@ -285,7 +285,7 @@ func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fol
 		}
 		if !asst.done {
 			cs := jsonl.Scanner{B: content}
-			asst = measureAssistant(&cs)
+			asst, _ = measureAssistant(&cs)
 		}
 		for _, u := range asst.uses {
 			t.toolUses[u.id] = u.use
@@ -378,23 +378,23 @@ type pendingUse struct {
 // assistantInPlace measures the content where s stands, then passes it.
 func assistantInPlace(s *jsonl.Scanner) assistantMeasure {
 	sub := *s
-	m := measureAssistant(&sub)
-	if sub.Err == nil {
+	m, walked := measureAssistant(&sub)
+	if walked && sub.Err == nil {
 		s.I = sub.I
 	} else {
-		s.Skip()
+		s.Skip() // not an array (measured 0), or it does not read
 	}
 	m.done = true
 	return m
 }
 
 // measureAssistant measures an assistant message's content: 0 when it is
-// not an array of blocks or does not read (the uses of the blocks read
-// before the error still count, as they always did).
-func measureAssistant(s *jsonl.Scanner) assistantMeasure {
-	var m assistantMeasure
+// not an array of blocks (walked is false: nothing was read) or does not
+// read (the uses of the blocks read before the error still count, as they
+// always did).
+func measureAssistant(s *jsonl.Scanner) (m assistantMeasure, walked bool) {
 	if s.Peek() != '[' {
-		return m
+		return m, false
 	}
 	content := s.B
 	eachElem(s, func() {
@@ -431,7 +431,7 @@ func measureAssistant(s *jsonl.Scanner) assistantMeasure {
 	if s.Err != nil {
 		m.n = 0
 	}
-	return m
+	return m, true
 }
 
 // userMeasure is what a user message's content says: its text's size (a

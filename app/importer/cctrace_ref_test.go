@@ -10,14 +10,18 @@ import (
 	"strings"
 	"testing"
 
+	"tollgate/app/importer/cctool"
 	"tollgate/app/importer/jsonl"
 	"tollgate/app/importer/testcorpus"
 )
 
 // refTracer is the tracer as it was before issue 17 decoded lines in
 // place (each value found whole, then walked again; every file text
-// decoded as read), with encoding/json's file ops (fileOpReference): the
-// reference FuzzClaudeTrace and TestTraceMatchesReference hold the tracer to.
+// decoded as read, each result decoded by cctool from its bytes): the
+// reference FuzzClaudeTrace and TestTraceMatchesReference hold the tracer
+// to. (cctool is held to encoding/json by FuzzFileOp and FuzzDecode, on
+// the valid JSON they agree on; the scanner also reads a line that only
+// nests right.)
 type refTracer struct {
 	tr       ClaudeTrace
 	requests map[*Request]int
@@ -148,7 +152,7 @@ func (t *refTracer) line(b []byte, n int, top []byte, typed bool, req *Request, 
 			if tu.name == "Read" {
 				ev.Reads++
 			}
-			fileOpReference(&ev, tu.name, tu.input, result)
+			refFileOp(&ev, tu.name, tu.input, result)
 		}
 		t.tr.Events = append(t.tr.Events, ev)
 	}
@@ -394,4 +398,51 @@ func TestTraceMatchesReference(t *testing.T) {
 	if ops < 50 {
 		t.Fatalf("only %d file ops traced: the test checks little", ops)
 	}
+}
+
+// refFileOp is the tracer's file op as it was: the input and the result
+// decoded from their bytes for every use.
+func refFileOp(ev *TraceEvent, name string, input, res []byte) {
+	in, ok := cctool.DecodeInput(input)
+	if !ok {
+		return
+	}
+	if name == "ExitPlanMode" {
+		ev.Plan = in.PlanLen
+		return
+	}
+	if in.FilePath == "" || len(res) == 0 || res[0] != '{' {
+		return
+	}
+	r, ok := cctool.DecodeResult(res)
+	if !ok {
+		return
+	}
+	op := FileOp{Tool: name, Path: in.FilePath}
+	switch name {
+	case "Read":
+		if !r.HasFile {
+			return
+		}
+		op.Content, op.HasContent = TextOf(r.FileContent.String()), true
+		op.StartLine, op.NumLines, op.TotalLines = r.StartLine, r.NumLines, r.TotalLines
+		ev.ReadBytes += len(r.FileContent.String())
+		ev.ReadLines += r.NumLines
+	case "Write":
+		op.Content, op.HasContent = TextOf(in.Content.String()), true
+		if r.HasContent {
+			op.Content = TextOf(r.Content.String())
+		}
+	case "Edit", "MultiEdit":
+		if r.HasOriginal {
+			op.Content, op.HasContent = TextOf(r.OriginalFile.String()), r.OriginalFile.String() != ""
+		}
+		if name == "Edit" {
+			op.Edits = []Edit{{in.OldString, in.NewString, in.ReplaceAll}}
+		}
+		for _, e := range in.Edits {
+			op.Edits = append(op.Edits, Edit{e.Old, e.New, e.ReplaceAll})
+		}
+	}
+	ev.Files = append(ev.Files, op)
 }
