@@ -68,73 +68,23 @@ func (s *Scanner) Text() Text {
 }
 
 // textOnePass is Text for a string that is well formed: one walk finds its
-// end, checks and measures its escapes (where finding the end, then looking
-// for a backslash, then measuring walked a file's text three times). On
-// anything else (a bad escape or byte, no end) it reads nothing and says
-// false: Text then reads it as before, failing where that fails. Escapes
-// taken pairwise from the left end the string where StringBytes's count of
-// backslashes before a quote does.
+// end, checks and measures its escapes (checkedRun), where finding the
+// end, then looking for a backslash, then measuring walked a file's text
+// three times. On anything else (a bad escape or byte, no end) it reads
+// nothing and says false: Text then reads it as before, failing where that
+// fails.
 func (s *Scanner) textOnePass() (Text, bool) {
 	b := s.B
 	if s.I >= len(b) || b[s.I] != '"' {
 		return Text{}, false
 	}
 	start := s.I + 1
-	n, escaped := 0, false
-	for i := start; ; {
-		j := plainRun(b[i:])
-		n += j
-		if i += j; i >= len(b) {
-			return Text{}, false
-		}
-		switch c := b[i]; {
-		case c == '"':
-			s.I = i + 1
-			return Text{raw: string(b[start:i]), n: n, escaped: escaped, checked: true}, true
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(b) {
-				return Text{}, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				n++
-				i += 2
-			case 'u':
-				r := hex4(b[i+2:])
-				if r < 0 {
-					return Text{}, false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
-						r2 := hex4(b[i+2:])
-						if r2 < 0 {
-							return Text{}, false
-						}
-						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
-							n += utf8.RuneLen(d)
-							i += 6
-							continue
-						}
-					}
-					r = unicode.ReplacementChar
-				}
-				n += utf8.RuneLen(r)
-			default:
-				return Text{}, false
-			}
-		case c < ' ':
-			return Text{}, false
-		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
-				return Text{}, false
-			}
-			n += size
-			i += size
-		}
+	n, end, escaped, ok := checkedRun(b[start:], true)
+	if !ok {
+		return Text{}, false
 	}
+	s.I = start + end + 1
+	return Text{raw: string(b[start : start+end]), n: n, escaped: escaped, checked: true}, true
 }
 
 // TextAfter is Text for a string that is likely another version of prev
@@ -168,11 +118,11 @@ func (s *Scanner) TextAfter(prev Text) Text {
 	for q > 0 && (len(raw)-q > 0 && !cleanBoundary(raw[len(raw)-q-1]) || len(old)-q > 0 && !cleanBoundary(old[len(old)-q-1])) {
 		q--
 	}
-	nMid, escMid, ok := measureChecked(raw[p : len(raw)-q])
+	nMid, _, escMid, ok := checkedRun(raw[p:len(raw)-q], false)
 	if !ok {
 		return s.Text()
 	}
-	nOld, _, ok := measureChecked(old[p : len(old)-q])
+	nOld, _, _, ok := checkedRun(old[p:len(old)-q], false)
 	if !ok {
 		return s.Text() // not reached: prev was checked
 	}
@@ -224,164 +174,86 @@ func commonSuffix(a, b []byte) int {
 	return i
 }
 
-// measureChecked checks and measures a piece of a string's text cut at
-// clean boundaries, as textOnePass does the whole: its decoded length,
-// whether it has an escape; false on anything textOnePass would not read.
-func measureChecked(b []byte) (n int, escaped, ok bool) {
-	for i := 0; i < len(b); {
+// checkedRun walks a string's text once, checking and measuring it as
+// Unescape would decode it: its decoded length, whether it has an escape.
+// With toQuote it stops at the quote that ends the string (end is where);
+// else b is a piece of a string's text cut at clean boundaries, read to
+// its end. ok is false on anything else: a control byte, a byte that is
+// not UTF-8, a bad escape, an unescaped quote in a piece, no end. Escapes
+// taken pairwise from the left end the string where StringBytes's count
+// of backslashes before a quote does.
+func checkedRun(b []byte, toQuote bool) (n, end int, escaped, ok bool) {
+	for i := 0; ; {
 		j := plainRun(b[i:])
 		n += j
 		if i += j; i >= len(b) {
-			break
+			return n, i, escaped, !toQuote
 		}
 		switch c := b[i]; {
 		case c == '"':
-			return 0, false, false
+			return n, i, escaped, toQuote
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(b) {
-				return 0, false, false
+				return 0, 0, false, false
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				n++
 				i += 2
 			case 'u':
-				r := hex4(b[i+2:])
-				if r < 0 {
-					return 0, false, false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
-						r2 := hex4(b[i+2:])
-						if r2 < 0 {
-							return 0, false, false
-						}
-						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
-							n += utf8.RuneLen(d)
-							i += 6
-							continue
-						}
-					}
-					r = unicode.ReplacementChar
+				r, next, valid := unicodeEscape(b, i)
+				if !valid {
+					return 0, 0, false, false
 				}
 				n += utf8.RuneLen(r)
+				i = next
 			default:
-				return 0, false, false
+				return 0, 0, false, false
 			}
 		case c < ' ':
-			return 0, false, false
+			return 0, 0, false, false
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
-				return 0, false, false
+				return 0, 0, false, false
 			}
 			n += size
 			i += size
 		}
 	}
-	return n, escaped, true
 }
 
-// UnescapedLen is len(Unescape(raw)) and Unescape's ok, without decoding.
-// A file's text is escapes every few dozen bytes (each line's \n, quotes,
-// tabs), so it does not walk it run by run as Unescape must: one pass
-// eight bytes a step finds whether any byte is a control character (never
-// valid unescaped) or outside ASCII, then the decoded length is the raw
-// one less what each escape saves, jumping from backslash to backslash.
-// Text that is not valid UTF-8 (Unescape replaces each bad byte) is
-// measured by unescapedLenSlow, Unescape's own walk. FuzzUnescape holds
-// it to Unescape.
+// unicodeEscape decodes the \u escape at b[i:] as Unescape does: a
+// surrogate pair is one rune, a surrogate alone U+FFFD; next is the byte
+// after it. ok is false when its hex digits (or those of a \u after a
+// surrogate) are not four.
+func unicodeEscape(b []byte, i int) (r rune, next int, ok bool) {
+	r = hex4(b[i+2:])
+	if r < 0 {
+		return 0, 0, false
+	}
+	i += 6
+	if !utf16.IsSurrogate(r) {
+		return r, i, true
+	}
+	if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+		r2 := hex4(b[i+2:])
+		if r2 < 0 {
+			return 0, 0, false
+		}
+		if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
+			return d, i + 6, true
+		}
+	}
+	return unicode.ReplacementChar, i, true
+}
+
+// UnescapedLen is len(Unescape(raw)) and Unescape's ok, by Unescape's
+// own walk, counting instead of copying (Text's reading of a string that
+// checkedRun does not take: a byte that is not UTF-8 counts as U+FFFD).
+// FuzzUnescape holds it to Unescape.
 func UnescapedLen(raw []byte) (int, bool) {
-	control, high := byteClasses(raw)
-	if control {
-		return 0, false
-	}
-	if high && !utf8.Valid(raw) {
-		return unescapedLenSlow(raw)
-	}
-	n := len(raw)
-	escapedQuotes := 0
-	for i := 0; ; {
-		k := bytes.IndexByte(raw[i:], '\\')
-		if k < 0 {
-			break
-		}
-		i += k
-		if i+1 >= len(raw) {
-			return 0, false
-		}
-		switch raw[i+1] {
-		case '"':
-			escapedQuotes++
-			n--
-			i += 2
-		case '\\', '/', 'b', 'f', 'n', 'r', 't':
-			n--
-			i += 2
-		case 'u':
-			r := hex4(raw[i+2:])
-			if r < 0 {
-				return 0, false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if r2 := hex4(raw[i+2:]); r2 >= 0 {
-						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
-							n -= 12 - utf8.RuneLen(d)
-							i += 6
-							continue
-						}
-					} else {
-						return 0, false
-					}
-				}
-				r = unicode.ReplacementChar
-			}
-			n -= 6 - utf8.RuneLen(r)
-		default:
-			return 0, false
-		}
-	}
-	// A quote not escaped is never valid (the scanner ends a string there).
-	if bytes.Count(raw, quote) != escapedQuotes {
-		return 0, false
-	}
-	return n, true
-}
-
-var quote = []byte{'"'}
-
-// byteClasses says whether b holds a byte below ' ' and one at or above
-// 0x80, eight bytes a step. (x - space) &^ x marks a byte below ' ' and,
-// through the borrow, only bytes above a marked one: any mark is a true one.
-func byteClasses(b []byte) (control, high bool) {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-		space = ones * ' '
-	)
-	var c, h uint64
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		h |= x
-		c |= (x - space) &^ x
-	}
-	for ; i < len(b); i++ {
-		if b[i] < ' ' {
-			c |= highs
-		}
-		h |= uint64(b[i])
-	}
-	return c&highs != 0, h&highs != 0
-}
-
-// unescapedLenSlow is UnescapedLen by Unescape's own walk, counting
-// instead of copying.
-func unescapedLenSlow(raw []byte) (int, bool) {
 	n := 0
 	for i := 0; i < len(raw); {
 		j := i + plainRun(raw[i:])
@@ -389,8 +261,7 @@ func unescapedLenSlow(raw []byte) (int, bool) {
 		if i = j; i == len(raw) {
 			break
 		}
-		c := raw[i]
-		switch {
+		switch c := raw[i]; {
 		case c == '\\':
 			if i+1 >= len(raw) {
 				return 0, false
@@ -398,32 +269,17 @@ func unescapedLenSlow(raw []byte) (int, bool) {
 			switch raw[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				n++
+				i += 2
 			case 'u':
-				r := hex4(raw[i+2:])
-				if r < 0 {
+				r, next, ok := unicodeEscape(raw, i)
+				if !ok {
 					return 0, false
 				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						if r2 := hex4(raw[i+2:]); r2 >= 0 {
-							if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
-								n += utf8.RuneLen(d)
-								i += 6
-								continue
-							}
-						} else {
-							return 0, false
-						}
-					}
-					r = unicode.ReplacementChar
-				}
 				n += utf8.RuneLen(r)
-				continue
+				i = next
 			default:
 				return 0, false
 			}
-			i += 2
 		case c == '"' || c < ' ':
 			return 0, false
 		case c < utf8.RuneSelf:
