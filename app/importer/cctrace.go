@@ -141,17 +141,8 @@ func newTracer() *tracer {
 	return &tracer{requests: map[*Request]int{}, toolUses: map[string]traceToolUse{}, texts: map[string]Text{}}
 }
 
-// fileTool says the tool's results change Claude Code's readFileState
-// (or approve a plan).
-func fileTool(name string) bool {
-	switch name {
-	case "Read", "Write", "Edit", "MultiEdit", "ExitPlanMode":
-		return true
-	}
-	return false
-}
-
-// fileToolBytes is fileTool of a name in the line (no copy).
+// fileToolBytes says the tool (named in the line) is one whose results
+// change Claude Code's readFileState (or approve a plan).
 func fileToolBytes(name []byte) bool {
 	switch string(name) {
 	case "Read", "Write", "Edit", "MultiEdit", "ExitPlanMode":

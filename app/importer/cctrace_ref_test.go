@@ -193,7 +193,7 @@ func (t *refTracer) assistantBlocks(content []byte) int {
 			}
 		})
 		n += len(input) + len(name)
-		if typ == "tool_use" && fileTool(name) && s.Err == nil {
+		if typ == "tool_use" && fileToolBytes([]byte(name)) && s.Err == nil {
 			t.toolUses[id] = refToolUse{name, append(json.RawMessage(nil), input...)}
 		}
 	})

@@ -147,7 +147,7 @@ func TestFileOpMatchesReference(t *testing.T) {
 			for _, b := range blocks {
 				switch b.Type {
 				case "tool_use":
-					if fileTool(b.Name) {
+					if fileToolBytes([]byte(b.Name)) {
 						uses[b.ID] = refToolUse{b.Name, b.Input}
 					}
 				case "tool_result":
