@@ -101,7 +101,7 @@ func (s *Scanner) StringBytes() (raw []byte, escapedQuote bool) {
 	}
 	start := s.I
 	for {
-		j := quoteAt(s.B[s.I:])
+		j := bytes.IndexByte(s.B[s.I:], '"')
 		if j < 0 {
 			s.Fail("unterminated string")
 			return nil, false
@@ -118,35 +118,6 @@ func (s *Scanner) StringBytes() (raw []byte, escapedQuote bool) {
 		}
 		escapedQuote = true
 	}
-}
-
-// quoteAt is bytes.IndexByte(b, '"'), looking at the first sixteen bytes
-// eight at a time first: most strings are keys and short values, for
-// which the call into IndexByte's vector loop cost more than the search
-// (StringBytes was a fifth of an import's instructions, callgrind).
-func quoteAt(b []byte) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-		quote = ones * '"'
-	)
-	if len(b) < 16 {
-		return bytes.IndexByte(b, '"')
-	}
-	// (z - ones) &^ z marks the bytes of z that are 0, exactly up to
-	// the first (see plainRun): the lowest mark is the first quote.
-	z := binary.LittleEndian.Uint64(b) ^ quote
-	if m := (z - ones) &^ z & highs; m != 0 {
-		return bits.TrailingZeros64(m) / 8
-	}
-	z = binary.LittleEndian.Uint64(b[8:]) ^ quote
-	if m := (z - ones) &^ z & highs; m != 0 {
-		return 8 + bits.TrailingZeros64(m)/8
-	}
-	if j := bytes.IndexByte(b[16:], '"'); j >= 0 {
-		return 16 + j
-	}
-	return -1
 }
 
 // str reads a string value; an escaped one is unescaped (allocating).

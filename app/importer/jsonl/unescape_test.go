@@ -1,7 +1,6 @@
 package jsonl
 
 import (
-	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -291,18 +290,4 @@ func FuzzTextAfterEdit(f *testing.F) {
 			t.Fatalf("%q after %q: TextAfter %q (%d) at %d (%v), Text %q (%d)", after, before, got.String(), got.Len(), a.I, a.Err, w.String(), w.Len())
 		}
 	})
-}
-
-// quoteAt is bytes.IndexByte for a quote, wherever the quote is.
-func TestQuoteAt(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 100000 {
-		b := make([]byte, rng.IntN(40))
-		for i := range b {
-			b[i] = "a\"\\\x00\xff!#"[rng.IntN(7)]
-		}
-		if got, want := quoteAt(b), bytes.IndexByte(b, '"'); got != want {
-			t.Fatalf("%q: quoteAt %d, IndexByte %d", b, got, want)
-		}
-	}
 }
