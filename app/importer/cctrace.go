@@ -1,9 +1,9 @@
 package importer
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
+	"unsafe"
 
 	"tollgate/app/importer/cctool"
 	"tollgate/app/importer/jsonl"
@@ -67,14 +67,22 @@ type FileOp struct {
 	Path string
 	// Content is the file's text as the tool saw it: a Read's
 	// file.content, a Write's content, an Edit's originalFile (before the
-	// edits). HasContent says it was there.
-	Content    string
+	// edits), decoded when it is used (Text). HasContent says it was there.
+	Content    Text
 	HasContent bool
 	// StartLine, NumLines and TotalLines describe a Read (a partial read
 	// has StartLine > 1 or NumLines < TotalLines).
 	StartLine, NumLines, TotalLines int
 	Edits                           []Edit
 }
+
+// Text is a file's text as a transcript line held it: measured as it is
+// read, decoded only when used (a predictor restores a few files, and
+// applies edits only to those).
+type Text = jsonl.Text
+
+// TextOf is a decoded text as a Text.
+func TextOf(s string) Text { return jsonl.TextOf(s) }
 
 // Partial says a Read saw only part of the file.
 func (op FileOp) Partial() bool {
@@ -101,25 +109,42 @@ func (op FileOp) Apply(text string) string {
 	return text
 }
 
+// traceToolUse is a file or plan tool's use, its input decoded once when
+// the model asked (ok: it decoded).
 type traceToolUse struct {
-	name  string
-	input json.RawMessage
+	name string
+	in   cctool.Input
+	ok   bool
 }
+
+func newToolUse(name string, input []byte) traceToolUse {
+	in, ok := cctool.DecodeInput(input)
+	return traceToolUse{name, in, ok}
+}
+
+// testTraceLine, set by tests only, sees every line the tracer sees
+// (TestTraceMatchesReference feeds the reference tracer with it).
+var testTraceLine func(b []byte, n int, top []byte, typed bool, req *Request, fold *Fold)
 
 // tracer builds a ClaudeTrace line by line.
 type tracer struct {
 	tr       ClaudeTrace
 	requests map[*Request]int        // request → its event
 	toolUses map[string]traceToolUse // file and plan tools only
+	// texts are each file's text as a result last held it: the next
+	// result's text (the file read again, or before its next edit) is
+	// measured against it (cctool.ReadResult).
+	texts map[string]Text
 }
 
 func newTracer() *tracer {
-	return &tracer{requests: map[*Request]int{}, toolUses: map[string]traceToolUse{}}
+	return &tracer{requests: map[*Request]int{}, toolUses: map[string]traceToolUse{}, texts: map[string]Text{}}
 }
 
-// fileTools are the tools whose results change Claude Code's readFileState.
-func fileTool(name string) bool {
-	switch name {
+// fileToolBytes says the tool (named in the line) is one whose results
+// change Claude Code's readFileState (or approve a plan).
+func fileToolBytes(name []byte) bool {
+	switch string(name) {
 	case "Read", "Write", "Edit", "MultiEdit", "ExitPlanMode":
 		return true
 	}
@@ -128,8 +153,18 @@ func fileTool(name string) bool {
 
 // line adds one line; req and fold are what the parser made of it. It
 // walks the line with the importer's scanner, measuring text without
-// copying it; only a file tool's result is decoded (encoding/json), as the
-// predictor needs the file's text.
+// copying it; only a file tool's result is decoded (cctool), its file
+// texts measured and kept escaped (Text) for the predictor to decode if
+// it uses them.
+//
+// A line's message content and toolUseResult are read where they stand
+// when the line has already said what they are (a user line names its
+// type among its first fields; an assistant line is the parser's
+// request): one walk, where finding each value's end and then walking it
+// again read the largest values of a transcript twice (issue 17).
+// Otherwise (fields in another order) their extent is kept and they are
+// read after the walk. Either way the trace is the same: FuzzClaudeTrace
+// and TestTraceMatchesReference hold it to refTracer, the two-walk reading.
 //
 // top and typed are the line's topType (the parser read it already).
 func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fold *Fold) {
@@ -147,29 +182,28 @@ func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fol
 		}
 	}
 	var (
-		typ, subtype, timestamp, cwd, version string
+		typ, subtype, timestamp, cwd, version []byte // in the line (or decoded)
 		sidechain, meta, compactSummary       bool
-		content, result                       []byte // raw message.content and toolUseResult
+		content                               []byte // the message content's extent (nil: none)
+		user                                  userMeasure
+		asst                                  assistantMeasure
+		res                                   lineResult
 	)
+	asUser := typed && string(top) == "user"
+	asAssistant := (!typed || string(top) == "assistant") && req != nil && req.Purpose == PurposeConversation
 	s := jsonl.Scanner{B: b}
-	raw := func() []byte {
-		s.Ws()
-		start := s.I
-		s.Skip()
-		return b[start:s.I]
-	}
 	s.Object(func(k []byte) {
 		switch string(k) {
 		case "type":
-			typ = s.Str()
+			typ = s.StrBytes()
 		case "subtype":
-			subtype = s.Str()
+			subtype = s.StrBytes()
 		case "timestamp":
-			timestamp = s.Str()
+			timestamp = s.StrBytes()
 		case "cwd":
-			cwd = s.Str()
+			cwd = s.StrBytes()
 		case "version":
-			version = s.Str()
+			version = s.StrBytes()
 		case "isSidechain":
 			sidechain = s.Boolean()
 		case "isMeta":
@@ -182,14 +216,40 @@ func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fol
 				return
 			}
 			s.Object(func(k []byte) {
-				if string(k) == "content" {
-					content = raw()
-				} else {
+				if string(k) != "content" {
+					s.Skip()
+					return
+				}
+				s.Ws()
+				start := s.I
+				user.done, asst.done = false, false
+				switch {
+				case asUser:
+					user = userInPlace(&s, meta)
+				case asAssistant:
+					asst = assistantInPlace(&s)
+				default:
 					s.Skip()
 				}
+				content = b[start:s.I]
 			})
 		case "toolUseResult":
-			result = raw()
+			s.Ws()
+			start := s.I
+			res = lineResult{}
+			if path, need := t.resultPath(user.uses); s.Peek() == '{' && user.done && need {
+				sub := s
+				r, ok := cctool.ReadResult(&sub, t.texts[path])
+				if ok {
+					s.I = sub.I
+				} else {
+					s.Skip() // as the value found whole would fail: passed over
+				}
+				res.r, res.ok, res.decoded = r, ok, true
+			} else {
+				s.Skip()
+			}
+			res.raw = b[start:s.I]
 		default:
 			s.Skip()
 		}
@@ -198,42 +258,49 @@ func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fol
 	if s.Err != nil || sidechain {
 		return
 	}
-	if cwd != "" {
-		t.tr.Cwd = cwd
+	if len(cwd) > 0 && string(cwd) != t.tr.Cwd {
+		t.tr.Cwd = string(cwd)
 	}
-	if version != "" {
-		t.tr.Version = version
+	if len(version) > 0 && string(version) != t.tr.Version {
+		t.tr.Version = string(version)
 	}
-	at, _ := parseTime(timestamp)
 	switch {
-	case typ == "system" && subtype == "compact_boundary" && fold != nil:
-		t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceBoundary, Line: n, At: at, Fold: fold})
-	case typ == "assistant" && req != nil && req.Purpose == PurposeConversation && content != nil:
+	case string(typ) == "system" && string(subtype) == "compact_boundary" && fold != nil:
+		t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceBoundary, Line: n, At: lineTime(timestamp), Fold: fold})
+	case string(typ) == "assistant" && req != nil && req.Purpose == PurposeConversation && content != nil:
 		i, ok := t.requests[req]
 		if !ok {
 			i = len(t.tr.Events)
 			t.requests[req] = i
-			t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceRequest, Line: n, At: at, Request: req})
+			t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceRequest, Line: n, At: lineTime(timestamp), Request: req})
 		}
-		t.tr.Events[i].Bytes += t.assistantBlocks(content)
-	case typ == "user" && content != nil:
-		ev := TraceEvent{Kind: TraceUser, Line: n, At: at, Meta: meta}
-		var uses []string
-		var text string
-		ev.Bytes, text, uses = userContent(content, meta)
+		if !asst.done {
+			cs := jsonl.Scanner{B: content}
+			asst, _ = measureAssistant(&cs)
+		}
+		for _, u := range asst.uses {
+			t.toolUses[u.id] = u.use
+		}
+		t.tr.Events[i].Bytes += asst.n
+	case string(typ) == "user" && content != nil:
+		ev := TraceEvent{Kind: TraceUser, Line: n, At: lineTime(timestamp), Meta: meta}
+		if !user.done || user.meta != meta {
+			user = userContent(content, meta)
+		}
+		ev.Bytes = user.n
 		if compactSummary {
 			ev.Kind = TraceSummary
 			t.tr.Events = append(t.tr.Events, ev)
 			return
 		}
 		if meta {
-			if rest, ok := strings.CutPrefix(text, "Base directory for this skill:"); ok {
+			if rest, ok := strings.CutPrefix(user.text, "Base directory for this skill:"); ok {
 				name, _, _ := strings.Cut(rest, "\n")
 				ev.Skill = strings.TrimSpace(name)
 			}
 		}
-		ev.Results = len(uses)
-		for _, id := range uses {
+		ev.Results = len(user.uses)
+		for _, id := range user.uses {
 			tu, ok := t.toolUses[id]
 			if !ok {
 				continue
@@ -241,34 +308,100 @@ func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fol
 			if tu.name == "Read" {
 				ev.Reads++
 			}
-			t.fileOp(&ev, tu, result)
+			t.fileOp(&ev, tu, &res)
 		}
 		t.tr.Events = append(t.tr.Events, ev)
 	}
 }
 
-// assistantBlocks measures an assistant message's content (text, thinking,
-// tool names and inputs) and remembers its file tools' inputs.
-func (t *tracer) assistantBlocks(content []byte) int {
-	s := jsonl.Scanner{B: content}
-	if s.Peek() != '[' {
-		return 0
+// lineTime is a line's timestamp (zero when absent or unreadable).
+func lineTime(b []byte) time.Time {
+	if len(b) == 0 {
+		return time.Time{}
 	}
-	n := 0
-	eachElem(&s, func() {
-		var typ, id, name string
+	// time.Parse keeps nothing of its input: the line's bytes serve.
+	at, _ := parseTime(unsafe.String(&b[0], len(b)))
+	return at
+}
+
+// resultPath says a tool result of the line is a file tool's whose result
+// the trace reads, and names the first such file.
+func (t *tracer) resultPath(uses []string) (string, bool) {
+	for _, id := range uses {
+		if tu, ok := t.toolUses[id]; ok && tu.ok && tu.name != "ExitPlanMode" && tu.in.FilePath != "" {
+			return tu.in.FilePath, true
+		}
+	}
+	return "", false
+}
+
+// lineResult is a line's toolUseResult: its extent, and what it decodes
+// to, decoded once when a file op first asks.
+type lineResult struct {
+	raw     []byte
+	r       cctool.Result
+	ok      bool
+	decoded bool
+}
+
+func (l *lineResult) get() (cctool.Result, bool) {
+	if !l.decoded {
+		l.r, l.ok = cctool.DecodeResult(l.raw)
+		l.decoded = true
+	}
+	return l.r, l.ok
+}
+
+// assistantMeasure is what an assistant message's content says: its size
+// (text, thinking, tool names and inputs) and its file tools' uses, in
+// order, registered when the line counts.
+type assistantMeasure struct {
+	n    int
+	uses []pendingUse
+	done bool // read in place
+}
+
+type pendingUse struct {
+	id  string
+	use traceToolUse
+}
+
+// assistantInPlace measures the content where s stands, then passes it.
+func assistantInPlace(s *jsonl.Scanner) assistantMeasure {
+	sub := *s
+	m, walked := measureAssistant(&sub)
+	if walked && sub.Err == nil {
+		s.I = sub.I
+	} else {
+		s.Skip() // not an array (measured 0), or it does not read
+	}
+	m.done = true
+	return m
+}
+
+// measureAssistant measures an assistant message's content: 0 when it is
+// not an array of blocks (walked is false: nothing was read) or does not
+// read (the uses of the blocks read before the error still count, as they
+// always did).
+func measureAssistant(s *jsonl.Scanner) (m assistantMeasure, walked bool) {
+	if s.Peek() != '[' {
+		return m, false
+	}
+	content := s.B
+	eachElem(s, func() {
+		var typ, id, name []byte
 		var input []byte
 		s.Object(func(k []byte) {
 			switch string(k) {
 			case "type":
-				typ = s.Str()
+				typ = s.StrBytes()
 			case "id":
-				id = s.Str()
+				id = s.StrBytes()
 			case "name":
-				name = s.Str()
+				name = s.StrBytes()
 			case "text", "thinking":
 				if s.Peek() == '"' {
-					n += s.StrLen()
+					m.n += s.StrLen()
 				} else {
 					s.Skip()
 				}
@@ -281,44 +414,78 @@ func (t *tracer) assistantBlocks(content []byte) int {
 				s.Skip()
 			}
 		})
-		n += len(input) + len(name)
-		if typ == "tool_use" && fileTool(name) && s.Err == nil {
-			t.toolUses[id] = traceToolUse{name, append(json.RawMessage(nil), input...)}
+		m.n += len(input) + len(name)
+		if string(typ) == "tool_use" && fileToolBytes(name) && s.Err == nil {
+			m.uses = append(m.uses, pendingUse{string(id), newToolUse(string(name), input)})
 		}
 	})
 	if s.Err != nil {
-		return 0
+		m.n = 0
 	}
-	return n
+	return m, true
 }
 
-// userContent measures a user message's text (a string, or its text blocks
-// and tool results' text) and lists its tool results' ids; a meta
-// message's text is returned too (for the skill it names).
-func userContent(content []byte, meta bool) (n int, text string, uses []string) {
+// userMeasure is what a user message's content says: its text's size (a
+// string, or its text blocks and tool results' text), its tool results'
+// ids, and (meta) its text, for the skill it names.
+type userMeasure struct {
+	n    int
+	text string
+	uses []string
+	meta bool // measured as a meta message's
+	done bool // read in place
+}
+
+// userInPlace measures the content where s stands, then passes it.
+func userInPlace(s *jsonl.Scanner, meta bool) userMeasure {
+	sub := *s
+	m, walked := measureUser(&sub, meta)
+	if walked && sub.Err == nil {
+		s.I = sub.I
+	} else {
+		m = userMeasure{meta: meta}
+		s.Skip()
+	}
+	m.done = true
+	return m
+}
+
+// userContent measures a user message's content found whole.
+func userContent(content []byte, meta bool) userMeasure {
 	s := jsonl.Scanner{B: content}
+	m, walked := measureUser(&s, meta)
+	if !walked || s.Err != nil {
+		return userMeasure{meta: meta}
+	}
+	return m
+}
+
+// measureUser measures a user message's content where s stands; walked
+// is false when it is neither a string nor an array.
+func measureUser(s *jsonl.Scanner, meta bool) (m userMeasure, walked bool) {
+	m.meta = meta
 	var sb strings.Builder
 	str := func() {
 		if meta {
 			v := s.Str()
 			sb.WriteString(v)
-			n += len(v)
+			m.n += len(v)
 		} else {
-			n += s.StrLen()
+			m.n += s.StrLen()
 		}
 	}
 	switch s.Peek() {
 	case '"':
 		str()
 	case '[':
-		eachElem(&s, func() {
-			var typ, id string
+		eachElem(s, func() {
+			var typ, id []byte
 			s.Object(func(k []byte) {
 				switch string(k) {
 				case "type":
-					typ = s.Str()
+					typ = s.StrBytes()
 				case "tool_use_id":
-					id = s.Str()
+					id = s.StrBytes()
 				case "text":
 					if s.Peek() == '"' {
 						str()
@@ -330,7 +497,7 @@ func userContent(content []byte, meta bool) (n int, text string, uses []string) 
 					case '"':
 						str()
 					case '[':
-						eachElem(&s, func() {
+						eachElem(s, func() {
 							s.Object(func(k []byte) {
 								if string(k) == "text" && s.Peek() == '"' {
 									str()
@@ -346,17 +513,15 @@ func userContent(content []byte, meta bool) (n int, text string, uses []string) 
 					s.Skip()
 				}
 			})
-			if typ == "tool_result" {
-				uses = append(uses, id)
+			if string(typ) == "tool_result" {
+				m.uses = append(m.uses, string(id))
 			}
 		})
 	default:
-		return 0, "", nil
+		return m, false
 	}
-	if s.Err != nil {
-		return 0, "", nil
-	}
-	return n, sb.String(), uses
+	m.text = sb.String()
+	return m, true
 }
 
 // eachElem walks an array, calling elem for every element that is an
@@ -392,19 +557,19 @@ func eachElem(s *jsonl.Scanner, elem func()) {
 // fields the predictor needs (encoding/json here was three fifths of an
 // import's tracing time, issue 17's profile); fileOpReference in the tests
 // is that decoder, and the two are held to the same ops.
-func (t *tracer) fileOp(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
-	in, ok := cctool.DecodeInput(tu.input)
-	if !ok {
+func (t *tracer) fileOp(ev *TraceEvent, tu traceToolUse, res *lineResult) {
+	if !tu.ok {
 		return
 	}
+	in := tu.in
 	if tu.name == "ExitPlanMode" {
 		ev.Plan = in.PlanLen
 		return
 	}
-	if in.FilePath == "" || len(res) == 0 || res[0] != '{' {
+	if in.FilePath == "" || len(res.raw) == 0 || res.raw[0] != '{' {
 		return // an error result (a string): no state change
 	}
-	r, ok := cctool.DecodeResult(res)
+	r, ok := res.get()
 	if !ok {
 		return
 	}
@@ -416,7 +581,7 @@ func (t *tracer) fileOp(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
 		}
 		op.Content, op.HasContent = r.FileContent, true
 		op.StartLine, op.NumLines, op.TotalLines = r.StartLine, r.NumLines, r.TotalLines
-		ev.ReadBytes += len(r.FileContent)
+		ev.ReadBytes += r.FileContent.Len()
 		ev.ReadLines += r.NumLines
 	case "Write":
 		op.Content, op.HasContent = in.Content, true
@@ -425,7 +590,7 @@ func (t *tracer) fileOp(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
 		}
 	case "Edit", "MultiEdit":
 		if r.HasOriginal {
-			op.Content, op.HasContent = r.OriginalFile, r.OriginalFile != ""
+			op.Content, op.HasContent = r.OriginalFile, r.OriginalFile.Len() != 0
 		}
 		if tu.name == "Edit" {
 			op.Edits = []Edit{{in.OldString, in.NewString, in.ReplaceAll}}
@@ -433,6 +598,9 @@ func (t *tracer) fileOp(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
 		for _, e := range in.Edits {
 			op.Edits = append(op.Edits, Edit{e.Old, e.New, e.ReplaceAll})
 		}
+	}
+	if op.HasContent && t.texts != nil {
+		t.texts[op.Path] = op.Content
 	}
 	ev.Files = append(ev.Files, op)
 }

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -44,7 +45,7 @@ func TestClaudeTrace(t *testing.T) {
 	if ev[1].Request.ID != "m1:q1" || ev[1].Request.Usage.Output != 40 || ev[1].Bytes != len("looking")+len(`{"file_path":"/home/u/p/a.go"}`)+len("Read") {
 		t.Errorf("request m1: %+v bytes %d", ev[1].Request, ev[1].Bytes)
 	}
-	if ops := ev[2].Files; len(ops) != 1 || ops[0].Tool != "Read" || ops[0].Content != "package a\n" || ops[0].Partial() || ev[2].Reads != 1 || ev[2].ReadBytes != 10 {
+	if ops := ev[2].Files; len(ops) != 1 || ops[0].Tool != "Read" || ops[0].Content.String() != "package a\n" || ops[0].Partial() || ev[2].Reads != 1 || ev[2].ReadBytes != 10 {
 		t.Errorf("full read: %+v", ev[2])
 	}
 	// One message with five results, its toolUseResult the first's (the
@@ -52,10 +53,10 @@ func TestClaudeTrace(t *testing.T) {
 	if ops := ev[4].Files; len(ops) < 1 || !ops[0].Partial() || ops[0].TotalLines != 400 || ev[4].Results != 5 || ev[4].Reads != 1 {
 		t.Errorf("partial read: %+v", ev[4])
 	}
-	if ops := ev[5].Files; len(ops) != 1 || ops[0].Tool != "Write" || ops[0].Content != "package b\n" {
+	if ops := ev[5].Files; len(ops) != 1 || ops[0].Tool != "Write" || ops[0].Content.String() != "package b\n" {
 		t.Errorf("write: %+v", ev[5].Files)
 	}
-	if ops := ev[6].Files; len(ops) != 1 || ops[0].Tool != "Edit" || !ops[0].HasContent || ops[0].Apply(ops[0].Content) != "pzckzge z\n" {
+	if ops := ev[6].Files; len(ops) != 1 || ops[0].Tool != "Edit" || !ops[0].HasContent || ops[0].Apply(ops[0].Content.String()) != "pzckzge z\n" {
 		t.Errorf("edit: %+v", ev[6].Files)
 	}
 	if len(ev[7].Files) != 0 {
@@ -115,5 +116,43 @@ func TestClaudeAutoCompact(t *testing.T) {
 		if w != c.window || th != c.threshold {
 			t.Errorf("%s: %d/%d, want %d/%d", c.model, w, th, c.window, c.threshold)
 		}
+	}
+}
+
+// TraceFolds traces a transcript whose first read holds all of it only
+// when it has a fold, and a longer one always; the records are the pass's
+// either way.
+func TestTraceFolds(t *testing.T) {
+	path := "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl"
+	var noFold strings.Builder
+	for _, l := range strings.SplitAfter(traceLog, "\n") {
+		if !strings.Contains(l, FoldKey) {
+			noFold.WriteString(l)
+		}
+	}
+	// Longer than the first read (a reader without Len, as a file is).
+	long := strings.Repeat(`{"type":"progress","data":{"pad":"`+strings.Repeat("x", 1000)+`"}}`+"\n", 1200) + noFold.String()
+	for _, c := range []struct {
+		name   string
+		in     io.Reader
+		traced bool
+	}{
+		{"fold", strings.NewReader(traceLog), true},
+		{"no fold", strings.NewReader(noFold.String()), false},
+		{"no fold, read in pieces", io.MultiReader(strings.NewReader(noFold.String())), false},
+		{"longer than a read", io.MultiReader(strings.NewReader(long)), true},
+	} {
+		res, err := Parse(c.in, Options{Harness: ClaudeCode, Path: path, AtEOF: true, TraceFolds: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (res.Trace != nil) != c.traced || len(res.Records) == 0 {
+			t.Errorf("%s: traced %v, want %v (%d records)", c.name, res.Trace != nil, c.traced, len(res.Records))
+		}
+	}
+	// A subagent's transcript is never traced.
+	res, err := Parse(strings.NewReader(traceLog), Options{Harness: ClaudeCode, Path: "p/s/subagents/agent-a1.jsonl", AtEOF: true, TraceFolds: true})
+	if err != nil || res.Trace != nil {
+		t.Fatalf("subagent: %v %v", err, res.Trace)
 	}
 }

@@ -255,6 +255,9 @@ func (p *claudeParser) line(b []byte, n int) error {
 			p.lineType, p.lineTyped = topType(b)
 		}
 		p.trace.line(b, n, p.lineType, p.lineTyped, p.lineReq, p.lineFold)
+		if testTraceLine != nil {
+			testTraceLine(b, n, p.lineType, p.lineTyped, p.lineReq, p.lineFold)
+		}
 	}
 	return err
 }
@@ -272,7 +275,7 @@ func (p *claudeParser) parseLine(b []byte, n int) error {
 		p.lineType, p.lineTyped, p.lineTypeRead = typ, ok, true
 		switch {
 		case !ok:
-			hasUsage = bytes.Contains(b, keyUsage)
+			hasUsage = containsNearEnd(b, keyUsage)
 			if !hasUsage && !bytes.Contains(b, keyCompact) && !(p.st.FoldOpen && bytes.Contains(b, keyCompactSumary)) &&
 				!bytes.Contains(b, keyUserContent) {
 				return nil
@@ -414,6 +417,42 @@ func (p *claudeParser) measure(l *ccLine) {
 	}
 }
 
+// FoldKey is what a compact_boundary line holds.
+const FoldKey = `"compact_boundary"`
+
+// HasFoldKey says b holds FoldKey (bytes.Contains), searched from the
+// key's rare tail: bytes.Index looks for a key's first byte, and a quote
+// is every tenth byte of a transcript (a quarter of ccfold.HasFold's time
+// went to those false starts; from "_boundary" it reads at memory speed).
+func HasFoldKey(b []byte) bool {
+	const head = len(`"compact`)
+	for from := head; from <= len(b); {
+		i := bytes.Index(b[from:], foldKeyTail)
+		if i < 0 {
+			return false
+		}
+		at := from + i
+		if string(b[at-head:at]) == FoldKey[:head] {
+			return true
+		}
+		from = at + 1
+	}
+	return false
+}
+
+var foldKeyTail = []byte(FoldKey[len(`"compact`):])
+
+// containsNearEnd is bytes.Contains(b, key), looking at b's last kilobyte
+// first: an assistant line's usage comes after its content, near the
+// line's end, and the search from the start read the whole content.
+func containsNearEnd(b, key []byte) bool {
+	const tail = 1 << 10
+	if len(b) <= tail {
+		return bytes.Contains(b, key)
+	}
+	return bytes.Contains(b[len(b)-tail:], key) || bytes.Contains(b[:len(b)-tail+len(key)-1], key)
+}
+
 // topType reads the top-level "type" of a line when it comes before any
 // nested value, within the first few fields; ok is false otherwise.
 func topType(b []byte) (typ []byte, ok bool) {
@@ -428,8 +467,15 @@ func topType(b []byte) (typ []byte, ok bool) {
 		}
 		switch s.Peek() {
 		case '"':
+			if string(key) != "type" {
+				// Only the type's value is looked at: the others are
+				// passed without the search for an escape (topType reads
+				// the first fields of every line).
+				s.StringBytes()
+				break
+			}
 			v, esc := s.StringRaw()
-			if s.Err == nil && !esc && string(key) == "type" {
+			if s.Err == nil && !esc {
 				return v, true
 			}
 		case '{', '[', 0:

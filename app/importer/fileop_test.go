@@ -17,7 +17,7 @@ import (
 // fileOpReference is the tracer's file op as it was decoded with
 // encoding/json before issue 17: the reference the scanner's decoding
 // (tracer.fileOp) is held to.
-func fileOpReference(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
+func fileOpReference(ev *TraceEvent, name string, input, res json.RawMessage) {
 	var in struct {
 		FilePath   string `json:"file_path"`
 		Content    string `json:"content"`
@@ -31,10 +31,10 @@ func fileOpReference(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
 			ReplaceAll bool   `json:"replace_all"`
 		} `json:"edits"`
 	}
-	if json.Unmarshal(tu.input, &in) != nil {
+	if json.Unmarshal(input, &in) != nil {
 		return
 	}
-	if tu.name == "ExitPlanMode" {
+	if name == "ExitPlanMode" {
 		ev.Plan = len(in.Plan)
 		return
 	}
@@ -51,26 +51,26 @@ func fileOpReference(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
 	if in.FilePath == "" || len(res) == 0 || res[0] != '{' || json.Unmarshal(res, &r) != nil {
 		return
 	}
-	op := FileOp{Tool: tu.name, Path: in.FilePath}
-	switch tu.name {
+	op := FileOp{Tool: name, Path: in.FilePath}
+	switch name {
 	case "Read":
 		if r.File == nil {
 			return
 		}
-		op.Content, op.HasContent = r.File.Content, true
+		op.Content, op.HasContent = TextOf(r.File.Content), true
 		op.StartLine, op.NumLines, op.TotalLines = r.File.StartLine, r.File.NumLines, r.File.TotalLines
 		ev.ReadBytes += len(r.File.Content)
 		ev.ReadLines += r.File.NumLines
 	case "Write":
-		op.Content, op.HasContent = in.Content, true
+		op.Content, op.HasContent = TextOf(in.Content), true
 		if r.Content != nil {
-			op.Content = *r.Content
+			op.Content = TextOf(*r.Content)
 		}
 	case "Edit", "MultiEdit":
 		if r.OriginalFile != nil {
-			op.Content, op.HasContent = *r.OriginalFile, *r.OriginalFile != ""
+			op.Content, op.HasContent = TextOf(*r.OriginalFile), *r.OriginalFile != ""
 		}
-		if tu.name == "Edit" {
+		if name == "Edit" {
 			op.Edits = []Edit{{in.OldString, in.NewString, in.ReplaceAll}}
 		}
 		for _, e := range in.Edits {
@@ -84,12 +84,27 @@ func fileOpReference(ev *TraceEvent, tu traceToolUse, res json.RawMessage) {
 // events of one tool's input and result.
 func sameFileOp(t *testing.T, name string, input, result []byte) {
 	t.Helper()
-	tu := traceToolUse{name: name, input: input}
 	var got, want TraceEvent
-	(&tracer{}).fileOp(&got, tu, result)
-	fileOpReference(&want, tu, result)
+	(&tracer{}).fileOp(&got, newToolUse(name, input), &lineResult{raw: result})
+	fileOpReference(&want, name, input, result)
+	decodeTexts(t, &got)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s input %.300s\nresult %.300s\nscanner   %+v\nreference %+v", name, input, result, got, want)
+	}
+}
+
+// decodeTexts decodes an event's file texts as the reference holds them
+// (TextOf the decoded text), once each one's measured length is checked
+// against its decoding.
+func decodeTexts(t *testing.T, ev *TraceEvent) {
+	t.Helper()
+	for i := range ev.Files {
+		op := &ev.Files[i]
+		s := op.Content.String()
+		if op.Content.Len() != len(s) {
+			t.Fatalf("%s %s: text %.100q measured %d bytes, decodes to %d", op.Tool, op.Path, s, op.Content.Len(), len(s))
+		}
+		op.Content = TextOf(s)
 	}
 }
 
@@ -106,7 +121,7 @@ func TestFileOpMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		uses := map[string]traceToolUse{}
+		uses := map[string]refToolUse{}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 64<<20)
 		for sc.Scan() {
@@ -132,8 +147,8 @@ func TestFileOpMatchesReference(t *testing.T) {
 			for _, b := range blocks {
 				switch b.Type {
 				case "tool_use":
-					if fileTool(b.Name) {
-						uses[b.ID] = traceToolUse{b.Name, b.Input}
+					if fileToolBytes([]byte(b.Name)) {
+						uses[b.ID] = refToolUse{b.Name, b.Input}
 					}
 				case "tool_result":
 					if tu, ok := uses[b.ToolUseID]; ok {

@@ -220,16 +220,19 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 }
 
-// FuzzClaudeTrace: the trace (Options.Trace) never panics, and it reads
-// the records the plain pass reads, its requests theirs.
+// FuzzClaudeTrace: the trace (Options.Trace) never panics, is the
+// reference tracer's (refTracer: each value found whole, then read), and
+// it reads the records the plain pass reads, its requests theirs.
 func FuzzClaudeTrace(f *testing.F) {
 	for _, s := range seedsOf(ClaudeCode) {
 		f.Add(s)
 	}
 	f.Add([]byte(traceLog))
+	f.Add([]byte(traceLogReordered))
+	f.Add([]byte(traceLogMetaLast))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl"
-		tr, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: path, AtEOF: true, Trace: true, Live: true})
+		tr, err := traceBoth(t, data, true) // the reference's trace, or t fails
 		if err != nil {
 			return
 		}

@@ -39,6 +39,12 @@ type Options struct {
 	// structure a fold predictor replays. Every line is then decoded: ask
 	// for it only when predicting.
 	Trace bool
+	// TraceFolds is Trace for a transcript that has a fold (FoldKey), as
+	// far as the pass can tell before its first line: the input is looked
+	// at when its first read holds all of it (up to 1 MB); a longer one is
+	// traced. An import reads each transcript once this way, where finding
+	// out first was a second read of every one (issue 17).
+	TraceFolds bool
 }
 
 // Result is one pass over a file.
@@ -186,7 +192,15 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := jsonl.Read(r, jsonl.Options{Path: opts.Path, Line: lines, AtEOF: opts.AtEOF, Live: opts.Live, Limits: opts.Limits}, p.line)
+	var head func([]byte, bool)
+	if cp, ok := p.(*claudeParser); ok && opts.TraceFolds && cp.trace == nil && cp.role == PurposeConversation {
+		head = func(b []byte, whole bool) {
+			if !whole || HasFoldKey(b) {
+				cp.trace = newTracer()
+			}
+		}
+	}
+	st, err := jsonl.Read(r, jsonl.Options{Path: opts.Path, Line: lines, AtEOF: opts.AtEOF, Live: opts.Live, Limits: opts.Limits, Head: head}, p.line)
 	if err != nil {
 		return nil, err
 	}

@@ -554,15 +554,23 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		}
 	}
 	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
-	// A Claude Code main transcript read from its start that has a fold is
-	// traced in this pass too, for the fold predictions (claudePredictions).
+	// A Claude Code main transcript read from its start is traced in this
+	// pass too when it has a fold, for the fold predictions
+	// (claudePredictions): the pass looks for one in its first read when
+	// that holds the whole file, and traces a longer file; reading every
+	// transcript first to find out was a second read of each (issue 17).
 	// A transcript that an earlier session's prediction already decoded
 	// (a project's latest ones) is not traced again: claudePredictions
 	// takes it from the cache.
-	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path) && r.traces.HasFold(job.path)
-	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, Trace: trace})
+	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path)
+	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, TraceFolds: trace})
 	if err != nil {
 		return fail(p, err)
+	}
+	if trace && res.Consumed == size {
+		// Read whole: whether it has a fold, for the sessions after it
+		// (ccfold.EarlierSessionsFrom), without reading it again.
+		r.traces.noteFolds(job.path, size, hasFold(res.Records))
 	}
 	if job.src.Reader != nil && !again {
 		r.bytesTotal.Add(res.Consumed) // an upload's size is known once read
@@ -619,9 +627,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 // claudePredictions is, for the folds of a Claude Code main transcript on
 // disk, the prediction the PreCompact hook would have made at each (the
 // transcript cut at its boundary, the project's earlier transcripts as
-// history), by fold id. The plain pass does not build the predictor's
-// trace: the file is read again, only when the pass found folds. An upload
-// cannot be read again and gets none.
+// history), by fold id. The trace is the pass's own when it read the file
+// from its start; else (appended lines, or a file whose trace a session
+// before it took into the cache) the cache's, which reads the whole file
+// when it does not hold it. An upload cannot be read again and gets none.
 func (r *importRun) claudePredictions(job *importJob, harness string, res *importer.Result) map[string]ccfold.Prediction {
 	if !r.predictsFolds(job, harness) {
 		return nil
@@ -743,6 +752,30 @@ type cachedFold struct {
 func newTraceCache(limit int64) *traceCache {
 	return &traceCache{limit: limit, m: map[string]*cachedTrace{}, folds: map[string]cachedFold{}, reading: map[string]chan struct{}{},
 		lists: map[string][]ccfold.Candidate{}, histories: map[string]*ccfold.History{}}
+}
+
+// hasFold says the records hold a fold.
+func hasFold(recs []importer.Record) bool {
+	for _, rec := range recs {
+		if rec.Fold != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// noteFolds keeps whether a file read whole by the import (size bytes)
+// has a fold. A fold the parser does not read as one (a subagent's, a
+// line that is not a system line) teaches the predictor nothing: such a
+// file is not worth tracing again either.
+func (c *traceCache) noteFolds(path string, size int64, has bool) {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() != size {
+		return // written since: HasFold reads it when asked
+	}
+	c.mu.Lock()
+	c.folds[path] = cachedFold{st.Size(), st.ModTime(), has}
+	c.mu.Unlock()
 }
 
 // HasFold implements ccfold.Transcripts.

@@ -250,10 +250,16 @@ func replay(tr *importer.ClaudeTrace, h *History, env Env) ([]Fold, *session) {
 	return out, s
 }
 
-// fileState mirrors one entry of Claude Code's readFileState.
+// fileState mirrors one entry of Claude Code's readFileState. Its text is
+// content with edits applied, in order: applied (and the text decoded)
+// only when the prediction looks at the file, since most of a session's
+// edits are to files a later read or edit replaces, or that are not among
+// the few restored (applying each edit as it came copied the whole file
+// every time, issue 17).
 type fileState struct {
 	path      string
-	content   string
+	content   importer.Text
+	edits     []importer.Edit // applied to content when the text is used
 	known     bool
 	partBytes int
 	partLines int
@@ -371,28 +377,39 @@ func (s *session) fileOp(op importer.FileOp, at time.Time) {
 	switch op.Tool {
 	case "Read":
 		if !op.Partial() {
-			fs.content, fs.known = op.Content, true
+			fs.content, fs.edits, fs.known = op.Content, nil, true
 		} else if !fs.known {
-			fs.partBytes += len(op.Content)
+			fs.partBytes += op.Content.Len()
 			fs.partLines += op.NumLines
 			fs.total = op.TotalLines
 		}
 	case "Write":
 		fs.written = at
-		fs.content, fs.known = op.Content, true
+		fs.content, fs.edits, fs.known = op.Content, nil, true
 	case "Edit", "MultiEdit":
 		fs.written = at
-		base, ok := fs.content, fs.known
 		if op.HasContent {
-			base, ok = op.Content, true
-		}
-		if ok {
-			fs.content, fs.known = op.Apply(base), true
+			// The edits apply to the file as the tool found it; a fresh
+			// slice, as the last one may be shared with a copy (afterFold).
+			fs.content, fs.edits, fs.known = op.Content, slices.Clip(op.Edits), true
+		} else if fs.known {
+			fs.edits = append(slices.Clip(fs.edits), op.Edits...)
 		}
 	}
 	if strings.Contains(op.Path, "/.claude/plans/") && fs.known {
-		s.plan = len(fs.content)
+		s.plan = len(fs.text())
 	}
+}
+
+// text is the file's text with its pending edits applied (kept applied).
+func (fs *fileState) text() string {
+	text := fs.content.String()
+	if len(fs.edits) > 0 {
+		text = importer.FileOp{Edits: fs.edits}.Apply(text)
+		fs.edits = nil
+	}
+	fs.content = importer.TextOf(text)
+	return text
 }
 
 // afterFold: Claude Code clears readFileState, then re-reads the files it
@@ -669,7 +686,8 @@ func (s *session) restore(cpt float64, byAccess bool) []File {
 // else from the transcript (whole, or scaled from partial reads).
 func (s *session) sizeFile(fs *fileState, cpt float64) (File, bool) {
 	f := File{Path: fs.path, Source: "transcript"}
-	content, known := fs.content, fs.known
+	var content string
+	known, fromDisk := fs.known, false
 	var rawBytes, lines float64
 	// A path that does not exist here is read from the transcript: the
 	// session ran on another machine, or its log was imported (a file
@@ -677,7 +695,7 @@ func (s *session) sizeFile(fs *fileState, cpt float64) (File, bool) {
 	if s.env.Files != nil {
 		if size, _, ok := s.env.Files.Stat(fs.path); ok {
 			if text, ok := s.env.Files.Read(fs.path, maxFileRead); ok {
-				content, known, f.Source = text, true, "disk"
+				content, known, fromDisk, f.Source = text, true, true, "disk"
 			} else {
 				f.Source, f.Cap = "disk", CapNote
 				f.RawTokens = size / 4
@@ -688,6 +706,9 @@ func (s *session) sizeFile(fs *fileState, cpt float64) (File, bool) {
 	}
 	switch {
 	case known:
+		if !fromDisk {
+			content = fs.text()
+		}
 		rawBytes = float64(len(content))
 		lines = float64(strings.Count(content, "\n") + 1)
 	case fs.partLines > 0 && fs.total > 0:

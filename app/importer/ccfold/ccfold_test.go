@@ -77,7 +77,7 @@ func (b *build) op(op importer.FileOp, resultBytes int) {
 	ev := importer.TraceEvent{Kind: importer.TraceUser, Line: b.n, At: at, Bytes: resultBytes, Files: []importer.FileOp{op}, Results: 1}
 	if op.Tool == "Read" {
 		ev.Reads = 1
-		ev.ReadBytes = len(op.Content)
+		ev.ReadBytes = op.Content.Len()
 	}
 	b.tr.Events = append(b.tr.Events, ev)
 }
@@ -93,11 +93,11 @@ func lines(n, width int) string {
 
 func read(path, text string) importer.FileOp {
 	n := strings.Count(text, "\n") + 1
-	return importer.FileOp{Tool: "Read", Path: path, Content: text, HasContent: true, StartLine: 1, NumLines: n, TotalLines: n}
+	return importer.FileOp{Tool: "Read", Path: path, Content: importer.TextOf(text), HasContent: true, StartLine: 1, NumLines: n, TotalLines: n}
 }
 
 func write(path, text string) importer.FileOp {
-	return importer.FileOp{Tool: "Write", Path: path, Content: text, HasContent: true}
+	return importer.FileOp{Tool: "Write", Path: path, Content: importer.TextOf(text), HasContent: true}
 }
 
 func fileNames(fs []File) []string {
@@ -140,12 +140,12 @@ func TestRestoredFiles(t *testing.T) {
 			b.op(read("/p/a.go", small), 100)
 		}, nil, []string{"/p/a.go:whole"}},
 		{"an edit applies to originalFile", func(b *build) {
-			op := importer.FileOp{Tool: "Edit", Path: "/p/e.go", Content: "a\nOLD\nc\n", HasContent: true, Edits: []importer.Edit{{Old: "OLD", New: lines(60, 40)}}}
+			op := importer.FileOp{Tool: "Edit", Path: "/p/e.go", Content: importer.TextOf("a\nOLD\nc\n"), HasContent: true, Edits: []importer.Edit{{Old: "OLD", New: lines(60, 40)}}}
 			b.op(op, 100)
 		}, nil, []string{"/p/e.go:whole"}},
 		{"partial reads only: scaled from what was seen", func(b *build) {
 			part := lines(100, 40)
-			b.op(importer.FileOp{Tool: "Read", Path: "/p/huge.go", Content: part, HasContent: true, StartLine: 1, NumLines: 100, TotalLines: 2000}, len(part))
+			b.op(importer.FileOp{Tool: "Read", Path: "/p/huge.go", Content: importer.TextOf(part), HasContent: true, StartLine: 1, NumLines: 100, TotalLines: 2000}, len(part))
 		}, nil, []string{"/p/huge.go:note"}},
 		{"on disk: the disk's text and mtime decide", func(b *build) {
 			b.op(write("/p/a.go", small), 100)

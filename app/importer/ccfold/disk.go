@@ -1,7 +1,6 @@
 package ccfold
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -266,33 +265,16 @@ func HasFold(path string) bool {
 	}
 }
 
-// foldBufs are HasFold's read buffers: an import asks about every
-// transcript, and a fresh 256 KB each time was a tenth of its garbage.
+// foldBufs are HasFold's read buffers: an import asks about the earlier
+// transcripts it has not read whole, and a fresh 256 KB each time was a
+// tenth of its garbage.
 var foldBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
-// foldKey is what a compact_boundary line holds.
-var foldKey = []byte(`"compact_boundary"`)
+// foldKey is what a compact_boundary line holds; containsFoldKey looks
+// for it as the importer does (importer.HasFoldKey).
+var foldKey = []byte(importer.FoldKey)
 
-// containsFoldKey is bytes.Contains(b, foldKey), searched from the key's
-// rare tail: bytes.Index looks for a key's first byte, and a quote is
-// every tenth byte of a transcript (a quarter of HasFold's time went to
-// those false starts; from "_boundary" it reads at memory speed).
-func containsFoldKey(b []byte) bool {
-	const head = len(`"compact`)
-	tail := foldKey[head:]
-	for from := head; from <= len(b); {
-		i := bytes.Index(b[from:], tail)
-		if i < 0 {
-			return false
-		}
-		at := from + i
-		if bytes.Equal(b[at-head:at], foldKey[:head]) {
-			return true
-		}
-		from = at + 1
-	}
-	return false
-}
+func containsFoldKey(b []byte) bool { return importer.HasFoldKey(b) }
 
 // span is the first and last moment of a trace (zero when it has none).
 func span(tr *importer.ClaudeTrace) (first, last time.Time) {

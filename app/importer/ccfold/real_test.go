@@ -84,13 +84,13 @@ func diskOf(tr *importer.ClaudeTrace) memFiles {
 			f, seen := m[op.Path]
 			switch {
 			case op.Tool == "Read" && !op.Partial() && !seen:
-				m[op.Path] = memFile{op.Content, t0}
+				m[op.Path] = memFile{op.Content.String(), t0}
 			case op.Tool == "Write":
-				m[op.Path] = memFile{op.Content, e.At}
+				m[op.Path] = memFile{op.Content.String(), e.At}
 			case op.Tool == "Edit" || op.Tool == "MultiEdit":
 				text := f.text
 				if op.HasContent {
-					text = op.Content
+					text = op.Content.String()
 				}
 				if op.HasContent || seen {
 					m[op.Path] = memFile{op.Apply(text), e.At}

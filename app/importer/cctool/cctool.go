@@ -5,6 +5,9 @@
 // only those fields (a result's structuredPatch, often as large as the
 // file, is skipped unread), as encoding/json would decode them into the
 // same fields: app/importer's FuzzFileOp holds the two to the same results.
+// A file's text (a Read's, a Write's, an Edit's original) is a jsonl.Text:
+// validated and measured here, decoded only when the predictor applies an
+// edit to it or restores the file.
 package cctool
 
 import (
@@ -21,10 +24,11 @@ type Edit struct {
 
 // Input is what the predictor reads of a file tool's input.
 type Input struct {
-	FilePath, Content, OldString, NewString string
-	ReplaceAll                              bool
-	PlanLen                                 int // a plan's length (ExitPlanMode)
-	Edits                                   []Edit
+	FilePath, OldString, NewString string
+	Content                        jsonl.Text // a Write's text
+	ReplaceAll                     bool
+	PlanLen                        int // a plan's length (ExitPlanMode)
+	Edits                          []Edit
 }
 
 // DecodeInput reads a file tool's input; false when it is not an
@@ -48,7 +52,9 @@ func DecodeInput(b []byte) (Input, bool) {
 		case "file_path":
 			str(&in.FilePath)
 		case "content":
-			str(&in.Content)
+			if !s.IsNull() {
+				in.Content = s.Text()
+			}
 		case "old_string":
 			str(&in.OldString)
 		case "new_string":
@@ -57,7 +63,7 @@ func DecodeInput(b []byte) (Input, bool) {
 			boolean(&in.ReplaceAll)
 		case "plan":
 			if !s.IsNull() {
-				in.PlanLen = len(s.Str())
+				in.PlanLen = s.Text().Len()
 			}
 		case "edits":
 			if s.IsNull() {
@@ -98,17 +104,29 @@ func DecodeInput(b []byte) (Input, bool) {
 // Result is what the predictor reads of a file tool's toolUseResult.
 type Result struct {
 	HasFile                         bool // a Read's file object
-	FileContent                     string
+	FileContent                     jsonl.Text
 	StartLine, NumLines, TotalLines int
-	Content, OriginalFile           string // a Write's text, an Edit's file before it
+	Content, OriginalFile           jsonl.Text // a Write's text, an Edit's file before it
 	HasContent, HasOriginal         bool
 }
 
 // DecodeResult reads a file tool's result object; false when a field
 // it reads has another type.
 func DecodeResult(b []byte) (Result, bool) {
-	var r Result
 	s := jsonl.Scanner{B: b}
+	r, ok := ReadResult(&s, jsonl.Text{})
+	s.End()
+	return r, ok && s.Err == nil
+}
+
+// ReadResult reads a file tool's result object where s stands, in its
+// line: the tracer decodes it in place instead of finding its end first.
+// false when it is not an object of the expected field types (s.Err
+// then says where); s then stands anywhere inside the value. prev is the
+// file's text as the trace last saw it (zero: none): its texts are read
+// against it (jsonl.Scanner.TextAfter), the same texts either way.
+func ReadResult(s *jsonl.Scanner, prev jsonl.Text) (Result, bool) {
+	var r Result
 	integer := func(p *int) {
 		if s.IsNull() {
 			return
@@ -132,7 +150,7 @@ func DecodeResult(b []byte) (Result, bool) {
 		case "file":
 			if s.IsNull() {
 				// A null pointer: a later "file" object starts from zero.
-				r.HasFile, r.FileContent, r.StartLine, r.NumLines, r.TotalLines = false, "", 0, 0, 0
+				r.HasFile, r.FileContent, r.StartLine, r.NumLines, r.TotalLines = false, jsonl.Text{}, 0, 0, 0
 				return
 			}
 			r.HasFile = true
@@ -140,7 +158,7 @@ func DecodeResult(b []byte) (Result, bool) {
 				switch string(k) {
 				case "content":
 					if !s.IsNull() {
-						r.FileContent = s.Str()
+						r.FileContent = s.TextAfter(prev)
 					}
 				case "startLine":
 					integer(&r.StartLine)
@@ -154,21 +172,20 @@ func DecodeResult(b []byte) (Result, bool) {
 			})
 		case "content":
 			if s.IsNull() {
-				r.Content, r.HasContent = "", false
+				r.Content, r.HasContent = jsonl.Text{}, false
 			} else {
-				r.Content, r.HasContent = s.Str(), true
+				r.Content, r.HasContent = s.TextAfter(prev), true
 			}
 		case "originalFile":
 			if s.IsNull() {
-				r.OriginalFile, r.HasOriginal = "", false
+				r.OriginalFile, r.HasOriginal = jsonl.Text{}, false
 			} else {
-				r.OriginalFile, r.HasOriginal = s.Str(), true
+				r.OriginalFile, r.HasOriginal = s.TextAfter(prev), true
 			}
 		default:
 			s.Skip()
 		}
 	})
-	s.End()
 	return r, s.Err == nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"tollgate/app/importer/jsonl"
 )
 
 // referenceInput and referenceResult decode as the tracer did with
@@ -28,7 +30,7 @@ func referenceInput(b []byte) (Input, bool) {
 	if json.Unmarshal(b, &in) != nil {
 		return Input{}, false
 	}
-	out := Input{FilePath: in.FilePath, Content: in.Content, OldString: in.OldString, NewString: in.NewString, ReplaceAll: in.ReplaceAll, PlanLen: len(in.Plan)}
+	out := Input{FilePath: in.FilePath, Content: jsonl.TextOf(in.Content), OldString: in.OldString, NewString: in.NewString, ReplaceAll: in.ReplaceAll, PlanLen: len(in.Plan)}
 	for _, e := range in.Edits {
 		out.Edits = append(out.Edits, Edit{e.OldString, e.NewString, e.ReplaceAll})
 	}
@@ -51,13 +53,13 @@ func referenceResult(b []byte) (Result, bool) {
 	}
 	var out Result
 	if r.File != nil {
-		out.HasFile, out.FileContent, out.StartLine, out.NumLines, out.TotalLines = true, r.File.Content, r.File.StartLine, r.File.NumLines, r.File.TotalLines
+		out.HasFile, out.FileContent, out.StartLine, out.NumLines, out.TotalLines = true, jsonl.TextOf(r.File.Content), r.File.StartLine, r.File.NumLines, r.File.TotalLines
 	}
 	if r.Content != nil {
-		out.Content, out.HasContent = *r.Content, true
+		out.Content, out.HasContent = jsonl.TextOf(*r.Content), true
 	}
 	if r.OriginalFile != nil {
-		out.OriginalFile, out.HasOriginal = *r.OriginalFile, true
+		out.OriginalFile, out.HasOriginal = jsonl.TextOf(*r.OriginalFile), true
 	}
 	return out, true
 }
@@ -91,15 +93,28 @@ func FuzzDecode(f *testing.F) {
 		if len(wantIn.Edits) == 0 {
 			wantIn.Edits = nil
 		}
+		in.Content = decoded(t, in.Content)
 		if inOK != wantInOK || (inOK && !reflect.DeepEqual(in, wantIn)) {
 			t.Fatalf("input %q:\n got %v %+v\nwant %v %+v", b, inOK, in, wantInOK, wantIn)
 		}
 		got, ok := DecodeResult(b)
+		got.FileContent, got.Content, got.OriginalFile = decoded(t, got.FileContent), decoded(t, got.Content), decoded(t, got.OriginalFile)
 		want, wantOK := referenceResult(b)
 		if ok != wantOK || (ok && !reflect.DeepEqual(got, want)) {
 			t.Fatalf("result %q:\n got %v %+v\nwant %v %+v", b, ok, got, wantOK, want)
 		}
 	})
+}
+
+// decoded is a text as the reference holds it (decoded), once its length
+// is checked against its decoding.
+func decoded(t *testing.T, x jsonl.Text) jsonl.Text {
+	t.Helper()
+	s := x.String()
+	if x.Len() != len(s) {
+		t.Fatalf("text %q measured %d bytes", s, x.Len())
+	}
+	return jsonl.TextOf(s)
 }
 
 // foldedKey says a JSON text has a string encoding/json would take for a

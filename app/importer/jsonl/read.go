@@ -123,6 +123,10 @@ type Options struct {
 	// Live: a line that cannot be read is skipped and counted, not fatal.
 	Live   bool
 	Limits Limits
+	// Head, when set, sees the bytes of the first read before any line is
+	// handed over: the whole input when whole is true (it ended within
+	// that read). A zstd log's is nil and not whole.
+	Head func(b []byte, whole bool)
 }
 
 // Stats say what a read consumed.
@@ -140,7 +144,7 @@ type Stats struct {
 func Read(r io.Reader, o Options, line func(b []byte, n int) error) (Stats, error) {
 	zstd := IsZstd(o.Path)
 	lim := o.Limits.withDefaults(zstd)
-	d := driver{line: line, path: o.Path, lines: o.Line, atEOF: o.AtEOF, live: o.Live, lim: lim}
+	d := driver{line: line, path: o.Path, lines: o.Line, atEOF: o.AtEOF, live: o.Live, lim: lim, head: o.Head}
 	r = &limitedReader{r: r, n: lim.Input, path: o.Path, max: lim.Input}
 	var err error
 	if zstd {
@@ -173,6 +177,7 @@ type driver struct {
 	live     bool
 	skipped  int
 	lim      Limits
+	head     func(b []byte, whole bool) // Options.Head, until called
 }
 
 // chunkSize is how much is read at a time; a longer line grows the buffer.
@@ -211,6 +216,10 @@ func (d *driver) plain(r io.Reader) error {
 		}
 		if err != nil && !eof {
 			return fmt.Errorf("reading %s: %w", d.path, err)
+		}
+		if d.head != nil {
+			d.head(buf[:n], eof)
+			d.head = nil
 		}
 		last := bytes.LastIndexByte(buf[:n], '\n')
 		if last >= 0 {
@@ -316,6 +325,10 @@ var zstdDecoders = sync.Pool{New: func() any {
 // may span frames: the offset only advances past a frame whose decoded
 // content, together with the frames before it, ends with a newline.
 func (d *driver) zstd(r io.Reader) error {
+	if d.head != nil {
+		d.head(nil, false)
+		d.head = nil
+	}
 	data, err := io.ReadAll(r)
 	var le *LimitError
 	if errors.As(err, &le) {

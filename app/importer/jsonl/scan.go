@@ -137,6 +137,21 @@ func (s *Scanner) Str() string {
 	return out
 }
 
+// StrBytes is Str without its allocation for a string with no escape: the
+// string's bytes in the line, valid while the line is.
+func (s *Scanner) StrBytes() []byte {
+	raw, esc := s.StringRaw()
+	if s.Err != nil || !esc {
+		return raw
+	}
+	out, ok := Unescape(raw)
+	if !ok {
+		s.Fail("bad string escape")
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(out), len(out))
+}
+
 // Unescape decodes a JSON string's text between its quotes as
 // encoding/json does (a surrogate without its pair and a byte that is not
 // UTF-8 become U+FFFD; a control character or an unknown escape is an
@@ -284,11 +299,78 @@ func hex4(b []byte) rune {
 // bytes (escapes counted as what they stand for, approximately: \uXXXX as
 // one to three bytes). It never allocates.
 func (s *Scanner) StrLen() int {
+	if n, ok := s.strLenOnePass(); ok {
+		return n
+	}
 	raw, esc := s.StringRaw()
 	if !esc {
 		return len(raw)
 	}
 	return escapedLen(raw)
+}
+
+// strLenOnePass is StrLen in one walk from quote or backslash to the next
+// (eight bytes a step), where finding the end, then a backslash, then
+// measuring walked a message's text three times. Escapes taken pairwise
+// from the left end the string where StringBytes's count of backslashes
+// does; a \u whose four bytes hold a quote or a backslash (or the end) is
+// where escapedLen's count and the string's end could part: it reads
+// nothing and says false, and StrLen reads the string as before.
+func (s *Scanner) strLenOnePass() (int, bool) {
+	b := s.B
+	if s.I >= len(b) || b[s.I] != '"' {
+		return 0, false
+	}
+	n := 0
+	for i := s.I + 1; ; {
+		j := quoteOrBackslash(b[i:])
+		n += j
+		if i += j; i >= len(b) {
+			return 0, false
+		}
+		if b[i] == '"' {
+			s.I = i + 1
+			return n, true
+		}
+		if i+1 >= len(b) {
+			return 0, false
+		}
+		if b[i+1] != 'u' {
+			n++
+			i += 2
+			continue
+		}
+		if i+6 > len(b) || quoteOrBackslash(b[i+2:i+6]) < 4 {
+			return 0, false
+		}
+		n += 2
+		i += 6
+	}
+}
+
+// quoteOrBackslash is the length of b's leading run of bytes other than a
+// quote or a backslash, eight bytes a step (as plainRun).
+func quoteOrBackslash(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+		bs    = ones * '\\'
+		quote = ones * '"'
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		y, z := x^bs, x^quote
+		if m := (y-ones)&^y&highs | (z-ones)&^z&highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '\\' || c == '"' {
+			break
+		}
+	}
+	return i
 }
 
 // escapedLen is the length StrLen gives an escaped string's text: \uXXXX

@@ -3,16 +3,23 @@ package jsonl
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzUnescape holds Unescape to encoding/json's decoding of the same
-// string: the same text, and an error exactly when it refuses it.
+// string: the same text, and an error exactly when it refuses it; and
+// UnescapedLen to Unescape, Text (measured, decoded later) to Str.
 func FuzzUnescape(f *testing.F) {
 	for _, s := range []string{
 		`plain`, `a\"b\\c\/d\b\f\n\r\t`, `\u00e9\u4e2d`, `\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\ud83d\u0041`,
 		`\ude00\ud83d`, `\x`, `\u12`, `\u12g4`, "tab\there", "\xff\xfe", `\'`, `trailing\`,
+		// UnescapedLen's paths: long runs, text outside ASCII with escapes,
+		// bad bytes among escapes, stray and escaped quotes, late controls.
+		`func main() {\n\tfmt.Println(\"héllo → 世界\")\n}\n`, "caf\xc3\xa9 \\n and \xe9 \\t bad", `a \\" b`, `12345678"9`,
+		"0123456789abcdef\x1f", `\ud83d\ude00 and \u00e9\u0000 \ud800\ud800`, `\\\\\\\"`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -21,6 +28,15 @@ func FuzzUnescape(f *testing.F) {
 		var want string
 		wantErr := json.Unmarshal(quoted, &want)
 		got, ok := Unescape(raw)
+		if n, nok := UnescapedLen(raw); nok != ok || (ok && n != len(got)) {
+			t.Fatalf("%q: UnescapedLen %d %v, Unescape %d %v", raw, n, nok, len(got), ok)
+		}
+		// Text is Str, read later: the same text, the same failure.
+		a, b := Scanner{B: quoted}, Scanner{B: quoted}
+		txt, str := a.Text(), b.Str()
+		if txt.String() != str || txt.Len() != len(str) || (a.Err == nil) != (b.Err == nil) || a.I != b.I {
+			t.Fatalf("%q: Text %q (%d, %v), Str %q (%v)", raw, txt.String(), txt.Len(), a.Err, str, b.Err)
+		}
 		if (wantErr == nil) != ok {
 			// A raw quote ends the string early for encoding/json: the
 			// scanner never hands Unescape one.
@@ -141,4 +157,137 @@ func TestStringBytesEndsWhereStringRawEnds(t *testing.T) {
 	if s.StringBytes(); s.Err == nil {
 		t.Error("an unterminated string passed")
 	}
+}
+
+// BenchmarkText reads source files as a Read or Edit result holds them
+// (JSON-encoded: an escaped newline every line, quotes, tabs) as a Text:
+// measured and copied, not decoded; BenchmarkTextStr is Str on the same.
+func BenchmarkText(b *testing.B) {
+	benchText(b, func(s *Scanner) int { return s.Text().Len() })
+}
+
+func BenchmarkTextStr(b *testing.B) {
+	benchText(b, func(s *Scanner) int { return len(s.Str()) })
+}
+
+// BenchmarkStrLen measures the same texts (a message's text).
+func BenchmarkStrLen(b *testing.B) {
+	benchText(b, func(s *Scanner) int { return s.StrLen() })
+}
+
+func benchText(b *testing.B, read func(*Scanner) int) {
+	var src []byte
+	for _, name := range []string{"scan.go", "read.go", "text.go", "unescape_test.go"} {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = append(src, text...)
+	}
+	quoted, err := json.Marshal(string(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(quoted)))
+	for b.Loop() {
+		s := Scanner{B: quoted}
+		if read(&s) == 0 || s.Err != nil {
+			b.Fatal(s.Err)
+		}
+	}
+}
+
+// FuzzOnePass holds StrLen and Text, which read a well-formed string in
+// one walk, to the walks they replace (StringRaw, then escapedLen or
+// UnescapedLen): the same length and text, the same end, the same failure.
+func FuzzOnePass(f *testing.F) {
+	for _, s := range []string{
+		`"plain",`, `"a\nb\t\"c\"\\d",`, `"\u00e9\ud83d\ude00\ud83d",`, `"\u12"`, `"\u12\"34"x"`, `"\\"`, `"\\\"",`,
+		"\"caf\xc3\xa9 \\n\xe9\"", "\"tab\there\"", `"open`, `"trailing\`, ` "spaced"`, `"\x"`, `"\u0022"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, old := Scanner{B: b}, Scanner{B: b}
+		n := a.StrLen()
+		raw, esc := old.StringRaw()
+		want := len(raw)
+		if esc {
+			want = escapedLen(raw)
+		}
+		if old.Err != nil {
+			want = 0
+		}
+		if n != want || a.I != old.I || (a.Err == nil) != (old.Err == nil) {
+			t.Fatalf("%q: StrLen %d at %d (%v), two walks %d at %d (%v)", b, n, a.I, a.Err, want, old.I, old.Err)
+		}
+		a, old = Scanner{B: b}, Scanner{B: b}
+		txt := a.Text()
+		raw, esc = old.StringRaw()
+		wantText := string(raw)
+		if esc && old.Err == nil {
+			if _, ok := UnescapedLen(raw); !ok {
+				old.Fail("bad string escape")
+			}
+			wantText, _ = Unescape(raw)
+		}
+		if old.Err != nil {
+			wantText = ""
+		}
+		if txt.String() != wantText || txt.Len() != len(wantText) || a.I != old.I || (a.Err == nil) != (old.Err == nil) {
+			t.Fatalf("%q: Text %q (%d) at %d (%v), two walks %q at %d (%v)", b, txt.String(), txt.Len(), a.I, a.Err, wantText, old.I, old.Err)
+		}
+	})
+}
+
+// FuzzTextAfter holds TextAfter to Text: a string read after another
+// version of it (a file's text at its next edit) is the same text, of the
+// same length, ending at the same byte, failing alike.
+func FuzzTextAfter(f *testing.F) {
+	f.Add("func main() {\n\tfmt.Println(\"héllo\")\n}\n", []byte(`"func main() {\n\tfmt.Println(\"hello, world\")\n}\n",`))
+	f.Add("a\\b \U0001F600 c", []byte(`"a\\b \ud83d\ude00 d"`))
+	f.Add("x\u00e9y", []byte(`"x\u00e9z\u00e9y"`))
+	f.Add("same", []byte(`"same"`))
+	f.Add("abc\ndef", []byte("\"abc\\ndef\xff\""))
+	f.Fuzz(func(t *testing.T, before string, b []byte) {
+		quoted, err := json.Marshal(before)
+		if err != nil {
+			t.Skip()
+		}
+		p := Scanner{B: quoted}
+		prev := p.Text()
+		if p.Err != nil {
+			t.Fatalf("%s: %v", quoted, p.Err)
+		}
+		a, want := Scanner{B: b}, Scanner{B: b}
+		got, w := a.TextAfter(prev), want.Text()
+		if got.String() != w.String() || got.Len() != w.Len() || got.Len() != len(got.String()) || a.I != want.I || (a.Err == nil) != (want.Err == nil) {
+			t.Fatalf("after %s, %q: TextAfter %q (%d) at %d (%v), Text %q (%d) at %d (%v)", quoted, b, got.String(), got.Len(), a.I, a.Err, w.String(), w.Len(), want.I, want.Err)
+		}
+	})
+}
+
+// FuzzTextAfterEdit is FuzzTextAfter on pairs of texts as an encoder
+// writes them: one an edit of the other, escapes and characters on either
+// side of the edit.
+func FuzzTextAfterEdit(f *testing.F) {
+	f.Add("func main() {\n\tfmt.Println(\"héllo\")\n}\n", "func main() {\n\tfmt.Println(\"hello, world\")\n}\n")
+	f.Add("a\\b \U0001F600 c", "a\\b \U0001F601 c")
+	f.Add("x\u00e9y", "x\u00e9z\u00e9y")
+	f.Add("\x01\x02\x03", "\x01\x03")
+	f.Add("abcdef0123", "abcdef4123")
+	f.Fuzz(func(t *testing.T, before, after string) {
+		qb, err1 := json.Marshal(before)
+		qa, err2 := json.Marshal(after)
+		if err1 != nil || err2 != nil {
+			t.Skip()
+		}
+		p := Scanner{B: qb}
+		prev := p.Text()
+		a, want := Scanner{B: qa}, Scanner{B: qa}
+		got, w := a.TextAfter(prev), want.Text()
+		if got.String() != w.String() || got.String() != after && utf8.ValidString(after) || got.Len() != len(got.String()) || a.I != want.I || a.Err != nil {
+			t.Fatalf("%q after %q: TextAfter %q (%d) at %d (%v), Text %q (%d)", after, before, got.String(), got.Len(), a.I, a.Err, w.String(), w.Len())
+		}
+	})
 }
