@@ -324,9 +324,10 @@ func (it *importTx) tally(m storage.SessionMeta) (*sessionTally, error) {
 
 // extendSession creates the session on the pass's first request and
 // tracks the pass's earliest and latest times; flush widens the session's
-// started/last times to them once. recordRequestTx's per-request upsert
-// leaves the same row: its fields take the same values, and MIN/MAX of the
-// times are the extremes.
+// started/last times to them once. Recording over the API (a group
+// commit's flushSessions, once per session per group) leaves the same row:
+// its fields take the same values, and MIN/MAX of the times are the
+// extremes.
 func (it *importTx) extendSession(t *sessionTally, m storage.SessionMeta, at time.Time) error {
 	ms := at.UnixMilli()
 	if t.upserted {
