@@ -47,6 +47,7 @@ var depRules = []depRule{
 	{pattern: "app/importer", module: []string{"app/importer/jsonl", "app/importer/cctool", "pricing"}},
 	{pattern: "app/importer/testcorpus"},
 	{pattern: "app/importer/ccfold", module: []string{"app/importer"}},
+	{pattern: "app/importer/dsh", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
 	{pattern: "app/importer/gemini", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
 	{pattern: "app/importer/opencode", module: []string{"app/importer", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
 	{pattern: "app/harness/hookio"},
@@ -58,7 +59,7 @@ var depRules = []depRule{
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
 	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode", "app/home", "guard/api"}},
 	{pattern: "app/config", module: []string{"app/home", "app/importer", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
-	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/importer/gemini", "app/importer/jsonl", "app/importer/opencode", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
+	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/importer/dsh", "app/importer/gemini", "app/importer/jsonl", "app/importer/opencode", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
 	// Following the harnesses' log folders: inotify, then app/imports.
 	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/importer/gemini", "app/importer/opencode", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},

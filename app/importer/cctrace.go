@@ -320,7 +320,7 @@ func lineTime(b []byte) time.Time {
 		return time.Time{}
 	}
 	// time.Parse keeps nothing of its input: the line's bytes serve.
-	at, _ := parseTime(unsafe.String(&b[0], len(b)))
+	at, _ := ParseTime(unsafe.String(&b[0], len(b)))
 	return at
 }
 

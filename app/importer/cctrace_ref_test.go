@@ -115,7 +115,7 @@ func (t *refTracer) line(b []byte, n int, top []byte, typed bool, req *Request, 
 	if version != "" {
 		t.tr.Version = version
 	}
-	at, _ := parseTime(timestamp)
+	at, _ := ParseTime(timestamp)
 	switch {
 	case typ == "system" && subtype == "compact_boundary" && fold != nil:
 		t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceBoundary, Line: n, At: at, Fold: fold})

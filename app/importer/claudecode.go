@@ -608,7 +608,7 @@ func claudeUsage(s *jsonl.Scanner) pricing.Usage {
 }
 
 func (p *claudeParser) at(l *ccLine) (time.Time, error) {
-	return parseTime(l.timestamp)
+	return ParseTime(l.timestamp)
 }
 
 func (p *claudeParser) assistant(l *ccLine, n int) error {
@@ -679,7 +679,7 @@ func (p *claudeParser) boundary(l *ccLine, n int) error {
 	if id == "" {
 		id = "line:" + itoa(n)
 	}
-	f := &Fold{ID: foldID(p.st.Session, id), At: at, Kind: KindSummary, Trigger: trigger, PreTokens: l.preTokens, Position: p.st.Position, Line: n}
+	f := &Fold{ID: FoldID(p.st.Session, id), At: at, Kind: KindSummary, Trigger: trigger, PreTokens: l.preTokens, Position: p.st.Position, Line: n}
 	p.lastFold = len(p.records)
 	p.records = append(p.records, Record{Fold: f})
 	p.lineFold = f

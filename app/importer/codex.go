@@ -284,7 +284,7 @@ func (p *codexParser) tokenCount(l *cxLine, n int) error {
 	if l.last == (codexTotal{}) {
 		return nil
 	}
-	at, err := parseTime(l.timestamp)
+	at, err := ParseTime(l.timestamp)
 	if err != nil {
 		return err
 	}
@@ -326,12 +326,12 @@ func (p *codexParser) provider() string {
 }
 
 func (p *codexParser) fold(l *cxLine, n int, item bool) error {
-	at, err := parseTime(l.timestamp)
+	at, err := ParseTime(l.timestamp)
 	if err != nil {
 		return err
 	}
 	pre := p.st.Pre
-	f := &Fold{ID: foldID(p.st.Session, "line:"+itoa(n)+"@"+l.timestamp), At: at, Kind: KindSummary, Trigger: TriggerAuto, Line: n}
+	f := &Fold{ID: FoldID(p.st.Session, "line:"+itoa(n)+"@"+l.timestamp), At: at, Kind: KindSummary, Trigger: TriggerAuto, Line: n}
 	if item && l.hasMessage && l.message > 0 && !l.replacement {
 		f.CheckpointTokens = int64((l.message + 3) / 4)
 		f.CheckpointEstimated = true

@@ -438,29 +438,6 @@ func TestTruncatedLineIsAnErrorUnlessItIsTheLast(t *testing.T) {
 	}
 }
 
-func TestDSHVersionAndHeader(t *testing.T) {
-	body := `{"type":"assistant/message","at":"2026-11-30T10:00:00Z","id":"m1","usage":{"inputTokens":5}}` + "\n"
-	for _, tc := range []struct {
-		header, want string
-	}{
-		{`{"type":"header","format":"dsh.session","version":7,"session":"s1"}`, "format version 7 is not supported (this tollgate reads version 1)"},
-		{`{"type":"header","format":"dsh.session","session":"s1"}`, "version missing"},
-		{`{"type":"header","format":"dsh.session","version":1}`, "session missing"},
-		{`{"type":"header","format":"other","version":1,"session":"s1"}`, "not a dsh session log"},
-		{`{"type":"assistant/message","at":"2026-11-30T10:00:00Z","id":"m0","usage":{}}`, "not a dsh session log"},
-	} {
-		_, err := Parse(strings.NewReader(tc.header+"\n"+body), Options{Harness: DSH, Path: "s/session.jsonl"})
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "s/session.jsonl:1:") {
-			t.Errorf("header %s: err = %v, want %q at line 1", tc.header, err, tc.want)
-		}
-	}
-	var ve *UnsupportedVersionError
-	_, err := Parse(strings.NewReader(`{"type":"header","format":"dsh.session","version":2,"session":"s1"}`+"\n"), Options{Harness: DSH, Path: "x"})
-	if !errors.As(err, &ve) || ve.Version != 2 {
-		t.Fatalf("err = %v, want UnsupportedVersionError{2}", err)
-	}
-}
-
 func TestClaudeUsageNormalisation(t *testing.T) {
 	line := func(usage string) string {
 		return `{"type":"assistant","sessionId":"s","timestamp":"2026-02-12T16:02:27.718Z","requestId":"r","message":{"id":"m","model":"claude-opus-4-6","usage":` + usage + `}}` + "\n"

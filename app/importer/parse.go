@@ -13,7 +13,8 @@ import (
 
 // Options say what to parse and where the previous pass stopped.
 type Options struct {
-	// Harness is ClaudeCode, Codex or DSH.
+	// Harness is ClaudeCode, Codex or a registered format's name (DSH,
+	// the Gemini CLI's: Harnesses()).
 	Harness string
 	// Path is the file's path, or an upload's name: it names the file in
 	// errors and, for Claude Code, tells a main transcript from a subagent's
@@ -98,7 +99,7 @@ var formats = map[string]func(Options) (LineParser, error){}
 // Registering a name twice, or a built-in one, panics: it is a program
 // error, not an input one.
 func Register(harness string, newParser func(Options) (LineParser, error)) {
-	if _, dup := formats[harness]; dup || databases[harness] || harness == ClaudeCode || harness == Codex || harness == DSH {
+	if _, dup := formats[harness]; dup || databases[harness] || harness == ClaudeCode || harness == Codex {
 		panic("importer: format " + harness + " registered twice")
 	}
 	formats[harness] = newParser
@@ -112,7 +113,7 @@ var databases = map[string]bool{}
 // RegisterDatabase names a harness whose logs are a database its own
 // package reads (from an init function). Parse refuses it, naming the way in.
 func RegisterDatabase(harness string) {
-	if _, dup := formats[harness]; dup || databases[harness] || harness == ClaudeCode || harness == Codex || harness == DSH {
+	if _, dup := formats[harness]; dup || databases[harness] || harness == ClaudeCode || harness == Codex {
 		panic("importer: format " + harness + " registered twice")
 	}
 	databases[harness] = true
@@ -121,7 +122,7 @@ func RegisterDatabase(harness string) {
 // Harnesses lists every harness name the importers read: the built-in
 // ones, then the registered line formats and databases in name order.
 func Harnesses() []string {
-	out := []string{ClaudeCode, Codex, DSH}
+	out := []string{ClaudeCode, Codex}
 	extra := make([]string, 0, len(formats)+len(databases))
 	for h := range formats {
 		extra = append(extra, h)
@@ -159,8 +160,6 @@ func newParser(opts Options) (parser, int, error) {
 		p, err = newClaudeParser(opts)
 	case Codex:
 		p, err = newCodexParser(opts)
-	case DSH:
-		p, err = newDSHParser(opts)
 	default:
 		newFormat, ok := formats[opts.Harness]
 		if databases[opts.Harness] {

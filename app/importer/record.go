@@ -11,7 +11,9 @@ import (
 const (
 	ClaudeCode = "claude-code"
 	Codex      = "codex"
-	DSH        = "dsh"
+	// DSH's format is app/importer/dsh's (registered); the name stays here
+	// for Detect and for the callers that tell the harnesses apart.
+	DSH = "dsh"
 )
 
 // Purposes of a request (the storage package's vocabulary).

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"tollgate/app/importer"
+	_ "tollgate/app/importer/dsh"  // registers the "dsh" line format
 	"tollgate/app/importer/gemini" // registers the "gemini" line format
 	"tollgate/app/importer/jsonl"
 	"tollgate/app/importer/opencode"

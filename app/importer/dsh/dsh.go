@@ -1,18 +1,22 @@
-package importer
+package dsh
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/bits"
 
+	"tollgate/app/importer"
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )
 
-// DSHVersion is the dsh session log format version this package reads.
-const DSHVersion = 1
+func init() {
+	importer.Register(importer.DSH, func(o importer.Options) (importer.LineParser, error) { return newParser(o) })
+}
+
+// Version is the dsh session log format version this package reads.
+const Version = 1
 
 // UnsupportedVersionError is a dsh log of a format version this tollgate
 // does not know.
@@ -21,16 +25,43 @@ type UnsupportedVersionError struct {
 }
 
 func (e *UnsupportedVersionError) Error() string {
-	return fmt.Sprintf("dsh session log format version %d is not supported (this tollgate reads version %d): upgrade tollgate", e.Version, DSHVersion)
+	return fmt.Sprintf("dsh session log format version %d is not supported (this tollgate reads version %d): upgrade tollgate", e.Version, Version)
 }
 
 var (
-	keyDSHCompaction = []byte(`compaction/`)
-	keyDSHContext    = []byte(`request/context`)
-	keyDSHSurface    = []byte(`surfaceOp`)
+	keyUsage      = []byte(`"usage"`)
+	keyCompaction = []byte(`compaction/`)
+	keyContext    = []byte(`request/context`)
+	keySurface    = []byte(`surfaceOp`)
 )
 
-type dshState struct {
+// Kinds of input since the last conversation request, as bits of
+// state.Started; the lowest set bit names it (startedBy). The values are
+// stored in the import state of every dsh log (the imports table), so they
+// are the ones the importer used when it read this format: never renumber.
+const (
+	startCompaction uint16 = 1 << 0
+	startPrompt     uint16 = 1 << 2
+	startToolResult uint16 = 1 << 7
+)
+
+// startedBy names the most telling kind of input in k (its lowest bit).
+func startedBy(k uint16) string {
+	switch k & -k {
+	case startCompaction:
+		return importer.StartedByCompaction
+	case startPrompt:
+		return importer.StartedByPrompt
+	case startToolResult:
+		return importer.StartedByToolResult
+	}
+	return ""
+}
+
+// state is carried between passes in the imports table: its JSON is the
+// one the importer stored for dsh logs before this package, so a database
+// goes on where it stopped. Keep the names and tags.
+type state struct {
 	Lines    int    `json:"lines"`
 	Header   bool   `json:"header"`
 	Session  string `json:"session,omitempty"`
@@ -47,20 +78,20 @@ type dshState struct {
 }
 
 var (
-	prefixDSHUser = []byte(`{"type":"user/message"`)
-	prefixDSHTool = []byte(`{"type":"tool/result"`)
+	prefixUser = []byte(`{"type":"user/message"`)
+	prefixTool = []byte(`{"type":"tool/result"`)
 )
 
-type dshParser struct {
-	st      dshState
-	records []Record
+type parser struct {
+	st      state
+	records []importer.Record
 	index   map[string]int // request id → record index, this pass
 	folds   map[string]int // fold record id (in the log) → record index, this pass
 	waiting []int
 }
 
-func newDSHParser(opts Options) (*dshParser, error) {
-	p := &dshParser{index: map[string]int{}, folds: map[string]int{}}
+func newParser(opts importer.Options) (*parser, error) {
+	p := &parser{index: map[string]int{}, folds: map[string]int{}}
 	if len(opts.State) > 0 {
 		if err := json.Unmarshal(opts.State, &p.st); err != nil {
 			return nil, err
@@ -69,7 +100,7 @@ func newDSHParser(opts Options) (*dshParser, error) {
 	return p, nil
 }
 
-type dshLine struct {
+type line struct {
 	typ, at, id, model, profile, provider, purpose, trigger, format, session, title, cause, op, kind string
 	version                                                                                          int64
 	hasVersion, hasUsage, hasCall                                                                    bool
@@ -81,21 +112,21 @@ type dshLine struct {
 	unitTokens, unitCount, replacement                                                               int64
 }
 
-func (p *dshParser) line(b []byte, n int) error {
+func (p *parser) Line(b []byte, n int) error {
 	switch {
 	case !p.st.Header:
-	case bytes.HasPrefix(b, prefixDSHUser):
+	case bytes.HasPrefix(b, prefixUser):
 		p.st.Started |= startPrompt
 		return nil
-	case bytes.HasPrefix(b, prefixDSHTool):
+	case bytes.HasPrefix(b, prefixTool):
 		p.st.Started |= startToolResult
 		return nil
 	}
-	if p.st.Header && !bytes.Contains(b, keyUsage) && !bytes.Contains(b, keyDSHCompaction) &&
-		!bytes.Contains(b, keyDSHContext) && !bytes.Contains(b, keyDSHSurface) {
+	if p.st.Header && !bytes.Contains(b, keyUsage) && !bytes.Contains(b, keyCompaction) &&
+		!bytes.Contains(b, keyContext) && !bytes.Contains(b, keySurface) {
 		return nil
 	}
-	var l dshLine
+	var l line
 	s := jsonl.Scanner{B: b}
 	s.Object(func(k []byte) {
 		switch string(k) {
@@ -132,7 +163,7 @@ func (p *dshParser) line(b []byte, n int) error {
 			l.hasVersion = true
 		case "usage":
 			l.hasUsage = true
-			l.usage = dshUsage(&s)
+			l.usage = usage(&s)
 		case "contextWindow":
 			l.window = s.Count()
 		case "thresholdTokens":
@@ -152,7 +183,7 @@ func (p *dshParser) line(b []byte, n int) error {
 			l.from = &v
 		case "units":
 			if s.Peek() == '[' {
-				l.unitCount, l.unitTokens = dshUnits(&s)
+				l.unitCount, l.unitTokens = units(&s)
 			} else {
 				l.units = s.Count()
 			}
@@ -179,7 +210,7 @@ func (p *dshParser) line(b []byte, n int) error {
 				case "model":
 					l.callModel = s.Str()
 				case "usage":
-					l.callUsage = dshUsage(&s)
+					l.callUsage = usage(&s)
 				default:
 					s.Skip()
 				}
@@ -209,9 +240,9 @@ func (p *dshParser) line(b []byte, n int) error {
 		}
 		return p.message(&l, n)
 	case "compaction/summary":
-		return p.compaction(&l, n, KindSummary)
+		return p.compaction(&l, n, importer.KindSummary)
 	case "compaction/prune":
-		return p.compaction(&l, n, KindPrune)
+		return p.compaction(&l, n, importer.KindPrune)
 	case "surfaceOp":
 		return p.surfaceOp(&l, n)
 	case "header":
@@ -220,25 +251,25 @@ func (p *dshParser) line(b []byte, n int) error {
 	return nil
 }
 
-func (p *dshParser) header(l *dshLine) error {
+func (p *parser) header(l *line) error {
 	if l.typ != "header" || l.format != "dsh.session" {
 		return errors.New(`not a dsh session log: the first line must be the header {"type":"header","format":"dsh.session","version":1,…}`)
 	}
 	if !l.hasVersion {
 		return errors.New("dsh session log header: version missing")
 	}
-	if l.version != DSHVersion {
+	if l.version != Version {
 		return &UnsupportedVersionError{Version: l.version}
 	}
 	if l.session == "" {
 		return errors.New("dsh session log header: session missing")
 	}
-	p.st = dshState{Header: true, Session: l.session, Provider: l.provider, Model: l.model, Profile: l.profile,
+	p.st = state{Header: true, Session: l.session, Provider: l.provider, Model: l.model, Profile: l.profile,
 		Title: l.title, Window: l.window, Thresh: l.threshold, Lines: p.st.Lines}
 	return nil
 }
 
-func dshUsage(s *jsonl.Scanner) pricing.Usage {
+func usage(s *jsonl.Scanner) pricing.Usage {
 	var u pricing.Usage
 	s.Object(func(k []byte) {
 		switch string(k) {
@@ -259,8 +290,8 @@ func dshUsage(s *jsonl.Scanner) pricing.Usage {
 	return u
 }
 
-// dshUnits reads [{"id","tokens"},…] and returns the count and the tokens.
-func dshUnits(s *jsonl.Scanner) (count, tokens int64) {
+// units reads [{"id","tokens"},…] and returns the count and the tokens.
+func units(s *jsonl.Scanner) (count, tokens int64) {
 	s.I++ // '['
 	if s.Peek() == ']' {
 		s.I++
@@ -288,14 +319,14 @@ func dshUnits(s *jsonl.Scanner) (count, tokens int64) {
 	return count, tokens
 }
 
-func dshTrigger(t string) string {
-	if t == TriggerManual {
-		return TriggerManual
+func trigger(t string) string {
+	if t == importer.TriggerManual {
+		return importer.TriggerManual
 	}
-	return TriggerAuto
+	return importer.TriggerAuto
 }
 
-func (p *dshParser) message(l *dshLine, n int) error {
+func (p *parser) message(l *line, n int) error {
 	if l.id == "" {
 		return errors.New("assistant/message without an id")
 	}
@@ -304,24 +335,24 @@ func (p *dshParser) message(l *dshLine, n int) error {
 		r.Usage = r.Usage.Max(l.usage)
 		return nil
 	}
-	at, err := parseTime(l.at)
+	at, err := importer.ParseTime(l.at)
 	if err != nil {
 		return err
 	}
-	purpose := PurposeConversation
+	purpose := importer.PurposeConversation
 	switch l.purpose {
-	case "", PurposeConversation:
-	case PurposeSubagent, PurposeCompaction:
+	case "", importer.PurposeConversation:
+	case importer.PurposeSubagent, importer.PurposeCompaction:
 		purpose = l.purpose
 	default:
 		return fmt.Errorf("purpose %q: want conversation or subagent", l.purpose)
 	}
-	r := &Request{ID: l.id, At: at, Purpose: purpose, Profile: l.profile, Provider: l.provider, Model: l.model, Usage: l.usage, Line: n}
+	r := &importer.Request{ID: l.id, At: at, Purpose: purpose, Profile: l.profile, Provider: l.provider, Model: l.model, Usage: l.usage, Line: n}
 	p.index[l.id] = len(p.records)
-	p.records = append(p.records, Record{Request: r})
-	if purpose == PurposeConversation {
+	p.records = append(p.records, importer.Record{Request: r})
+	if purpose == importer.PurposeConversation {
 		if k := p.st.Started; k != 0 {
-			r.StartedBy = startedByNames[bits.TrailingZeros16(k)]
+			r.StartedBy = startedBy(k)
 			p.st.Started = 0
 		}
 		if p.st.Model == "" {
@@ -336,11 +367,11 @@ func (p *dshParser) message(l *dshLine, n int) error {
 	return nil
 }
 
-func (p *dshParser) compaction(l *dshLine, n int, kind string) error {
+func (p *parser) compaction(l *line, n int, kind string) error {
 	if l.id == "" {
 		return fmt.Errorf("%s without an id", l.typ)
 	}
-	at, err := parseTime(l.at)
+	at, err := importer.ParseTime(l.at)
 	if err != nil {
 		return err
 	}
@@ -351,33 +382,33 @@ func (p *dshParser) compaction(l *dshLine, n int, kind string) error {
 		}
 		if _, dup := p.index[id]; !dup {
 			p.index[id] = len(p.records)
-			p.records = append(p.records, Record{Request: &Request{ID: id, At: at, Purpose: PurposeCompaction, Model: l.callModel, Usage: l.callUsage, Line: n}})
+			p.records = append(p.records, importer.Record{Request: &importer.Request{ID: id, At: at, Purpose: importer.PurposeCompaction, Model: l.callModel, Usage: l.callUsage, Line: n}})
 		}
 	}
-	f := &Fold{ID: foldID("dsh:"+p.st.Session, l.id), At: at, Kind: kind, Trigger: dshTrigger(l.trigger), PreTokens: l.pre,
+	f := &importer.Fold{ID: importer.FoldID("dsh:"+p.st.Session, l.id), At: at, Kind: kind, Trigger: trigger(l.trigger), PreTokens: l.pre,
 		Position: p.st.Position, CheckpointTokens: l.checkpoint, RetainedTokens: l.retained, ShadowedTokens: l.shadowed,
 		Units: int(min(l.units, 1<<31-1)), FromTokens: l.from, Line: n}
-	if kind == KindSummary && f.ShadowedTokens == 0 && l.summarized > l.checkpoint {
+	if kind == importer.KindSummary && f.ShadowedTokens == 0 && l.summarized > l.checkpoint {
 		f.ShadowedTokens = l.summarized - l.checkpoint
 	}
 	if l.hasCall {
 		u := l.callUsage
 		f.Summary = &u
 	}
-	if kind == KindSummary {
+	if kind == importer.KindSummary {
 		p.st.Started |= startCompaction
 	}
 	p.addFold(l.id, f)
 	return nil
 }
 
-func (p *dshParser) addFold(logID string, f *Fold) {
+func (p *parser) addFold(logID string, f *importer.Fold) {
 	p.folds[logID] = len(p.records)
 	p.waiting = append(p.waiting, len(p.records))
-	p.records = append(p.records, Record{Fold: f})
+	p.records = append(p.records, importer.Record{Fold: f})
 }
 
-func (p *dshParser) surfaceOp(l *dshLine, n int) error {
+func (p *parser) surfaceOp(l *line, n int) error {
 	if l.op != "replace" {
 		return nil
 	}
@@ -396,24 +427,24 @@ func (p *dshParser) surfaceOp(l *dshLine, n int) error {
 	if l.id == "" {
 		return errors.New("surfaceOp without an id or a cause")
 	}
-	at, err := parseTime(l.at)
+	at, err := importer.ParseTime(l.at)
 	if err != nil {
 		return err
 	}
-	kind := KindPrune
-	if l.kind == KindSummary {
-		kind = KindSummary
+	kind := importer.KindPrune
+	if l.kind == importer.KindSummary {
+		kind = importer.KindSummary
 	}
-	f := &Fold{ID: foldID("dsh:"+p.st.Session, l.id), At: at, Kind: kind, Trigger: dshTrigger(l.trigger), PreTokens: l.pre,
+	f := &importer.Fold{ID: importer.FoldID("dsh:"+p.st.Session, l.id), At: at, Kind: kind, Trigger: trigger(l.trigger), PreTokens: l.pre,
 		Position: p.st.Position, ShadowedTokens: shadowed, Units: int(min(l.unitCount, 1<<31-1)), FromTokens: l.from, Line: n}
-	if kind == KindSummary {
+	if kind == importer.KindSummary {
 		f.CheckpointTokens = l.replacement
 	}
 	p.addFold(l.id, f)
 	return nil
 }
 
-func (p *dshParser) finish() (Session, []Record) {
+func (p *parser) Finish() (importer.Session, []importer.Record) {
 	for _, rec := range p.records {
 		if f := rec.Fold; f != nil && f.ActualRequest != "" {
 			if i, ok := p.index[f.ActualRequest]; ok {
@@ -422,7 +453,7 @@ func (p *dshParser) finish() (Session, []Record) {
 			}
 		}
 	}
-	s := Session{Harness: DSH, Title: p.st.Title, Profile: p.st.Profile, Provider: p.st.Provider, Model: p.st.Model,
+	s := importer.Session{Harness: importer.DSH, Title: p.st.Title, Profile: p.st.Profile, Provider: p.st.Provider, Model: p.st.Model,
 		ContextWindow: p.st.Window, ThresholdTokens: p.st.Thresh}
 	if p.st.Session != "" {
 		s.ID = "dsh:" + p.st.Session
@@ -444,7 +475,7 @@ func (p *dshParser) finish() (Session, []Record) {
 	return s, p.records
 }
 
-func (p *dshParser) state(lines int) (json.RawMessage, error) {
+func (p *parser) State(lines int) (json.RawMessage, error) {
 	p.st.Lines = lines
 	return json.Marshal(p.st)
 }
