@@ -28,6 +28,7 @@ import (
 	"tollgate/app/config"
 	"tollgate/app/importer"
 	"tollgate/app/importer/ccfold"
+	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
@@ -557,17 +558,26 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	// A Claude Code main transcript read from its start is traced in this
 	// pass too when it has a fold, for the fold predictions
 	// (claudePredictions): the pass looks for one in its first read when
-	// that holds the whole file, and traces a longer file; reading every
-	// transcript first to find out was a second read of each (issue 17).
+	// that holds the whole file — reading every transcript first to find
+	// out was a second read of each (issue 17) — and a longer file is
+	// scanned for one first.
 	// A transcript that an earlier session's prediction already decoded
 	// (a project's latest ones) is not traced again: claudePredictions
 	// takes it from the cache.
 	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path)
-	res, err := importer.Parse(counted, importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, TraceFolds: trace})
+	opts := importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, TraceFolds: trace}
+	if trace && size > jsonl.ChunkSize {
+		// Longer than the first read: a scan for the fold key decides (the
+		// cached HasFold, which the sessions after it reuse). Traced
+		// blind, a long transcript that never compacted cost ~1.6× its
+		// pass, for a trace then dropped (review of issue 17's pass).
+		opts.TraceFolds, opts.Trace = false, r.traces.HasFold(job.path)
+	}
+	res, err := importer.Parse(counted, opts)
 	if err != nil {
 		return fail(p, err)
 	}
-	if trace && res.Consumed == size {
+	if opts.TraceFolds && res.Consumed == size {
 		// Read whole: whether it has a fold, for the sessions after it
 		// (ccfold.EarlierSessionsFrom), without reading it again.
 		r.traces.noteFolds(job.path, size, hasFold(res.Records))

@@ -180,17 +180,18 @@ type driver struct {
 	head     func(b []byte, whole bool) // Options.Head, until called
 }
 
-// chunkSize is how much is read at a time; a longer line grows the buffer.
+// ChunkSize is how much is read at a time (the first read is what
+// Options.Head sees); a longer line grows the buffer.
 // At 1 MB the reads of a 295 MB import are ~300 system calls, nothing
 // beside its parsing; 4 MB per worker (and in the pool) was a tenth of its
 // peak memory (issue 17).
-const chunkSize = 1 << 20
+const ChunkSize = 1 << 20
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+var bufPool = sync.Pool{New: func() any { b := make([]byte, ChunkSize); return &b }}
 
 func (d *driver) plain(r io.Reader) error {
 	var buf []byte
-	if l, ok := r.(*limitedReader).r.(interface{ Len() int }); ok && l.Len() < chunkSize {
+	if l, ok := r.(*limitedReader).r.(interface{ Len() int }); ok && l.Len() < ChunkSize {
 		buf = make([]byte, l.Len()+1) // a small upload or test input
 	} else {
 		bp := bufPool.Get().(*[]byte)
