@@ -115,15 +115,7 @@ func (w *groupWriter) loop() {
 				}
 			}
 		}
-	drain:
-		for len(group) < maxGroup {
-			select {
-			case job := <-w.jobs:
-				group = append(group, job)
-			default:
-				break drain
-			}
-		}
+		group = w.takeQueued(group)
 		// Under concurrency (more than one job was waiting, now or for the
 		// group before), company is likely a moment away: the goroutines
 		// that will send it (API handlers decoding their requests) are
@@ -142,16 +134,7 @@ func (w *groupWriter) loop() {
 				}
 				runtime.Gosched()
 				n := len(group)
-			take:
-				for len(group) < maxGroup {
-					select {
-					case job := <-w.jobs:
-						group = append(group, job)
-					default:
-						break take
-					}
-				}
-				if len(group) == n {
+				if group = w.takeQueued(group); len(group) == n {
 					break
 				}
 			}
@@ -159,6 +142,20 @@ func (w *groupWriter) loop() {
 		prev = len(group)
 		w.commit(group)
 	}
+}
+
+// takeQueued adds the jobs already queued to group, up to maxGroup,
+// without waiting.
+func (w *groupWriter) takeQueued(group []*writeJob) []*writeJob {
+	for len(group) < maxGroup {
+		select {
+		case job := <-w.jobs:
+			group = append(group, job)
+		default:
+			return group
+		}
+	}
+	return group
 }
 
 func (w *groupWriter) commit(group []*writeJob) {
