@@ -219,13 +219,13 @@ func TestBuiltinMatching(t *testing.T) {
 // TestBuiltinCoversSessionData checks that every model in the shared real
 // session logs has a built-in price.
 func TestBuiltinCoversSessionData(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "data")
-	if _, err := os.Stat(root); err != nil {
+	root, err := filepath.EvalSymlinks(filepath.Join("..", "..", "shared", "data"))
+	if err != nil {
 		t.Skip("no ../shared/data beside the project")
-	}
+	} // a link (a checkout beside a linked data folder) is walked where it leads
 	models := map[string]bool{}
 	re := regexp.MustCompile(`"model":\s*"([^"]+)"`)
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".jsonl" {
 			return err
 		}
