@@ -50,7 +50,7 @@ var depRules = []depRule{
 	{pattern: "app/importer/dsh", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
 	{pattern: "app/importer/gemini", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
 	{pattern: "app/importer/opencode", module: []string{"app/importer", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
-	{pattern: "app/harness/hookio"},
+	{pattern: "app/harness/hookio", module: []string{"guard/api"}},
 	{pattern: "app/harness/claudecode", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/ccfold", "app/home"}},
 	{pattern: "app/harness/reasonix", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/harness/codex", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},

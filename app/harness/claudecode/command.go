@@ -20,14 +20,8 @@ import (
 // declined. Notes go to stderr. It never fails the hook: tollgate not
 // running or malformed input allows the compaction.
 func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Options) {
-	b, err := hookio.Read(stdin)
-	if err != nil {
-		fmt.Fprintln(stderr, "tollgate: reading the hook input:", err, "— allowing the compaction")
-		return
-	}
-	in, err := decodeClaudeHookInput(b)
-	if err != nil {
-		fmt.Fprintln(stderr, "tollgate: malformed PreCompact hook input:", err, "— allowing the compaction")
+	var in hookInput
+	if !hookio.Input(stdin, stderr, "PreCompact hook input", func(b []byte) (err error) { in, err = decodeClaudeHookInput(b); return err }) {
 		return
 	}
 	ep, err := client.Discover(opts.Home)

@@ -214,26 +214,7 @@ func reportClaudeCompaction(ctx context.Context, c *client.Client, in hookInput)
 }
 
 func claudeBlockReason(d api.Decision, trigger string) string {
-	var why string
-	switch d.Reason {
-	case api.ReasonUser:
-		why = "you chose Not now"
-	case api.ReasonTimeout:
-		why = "nobody answered before the hook's deadline"
-	case api.ReasonMuted:
-		why = "declined earlier in this prompt"
-	case api.ReasonNoQuestionProvider:
-		why = "nobody can answer (no tollgate window or browser UI is open); set mode: auto to allow compactions without asking"
-	default:
-		why = d.Reason
-		if d.Message != "" {
-			why += ": " + d.Message
-		}
-	}
-	msg := "tollgate declined the compaction (" + why + ")."
-	if d.Quote != nil && d.Quote.ColdTokens > 0 {
-		msg += fmt.Sprintf(" It would re-read %d tokens uncached (break premium $%.4f).", d.Quote.ColdTokens, d.Quote.CostUSD.BreakPremium)
-	}
+	msg := hookio.Declined(d, "this prompt", "; set mode: auto to allow compactions without asking")
 	if trigger == "auto" {
 		msg += " The conversation continues with its full history."
 	}

@@ -180,14 +180,8 @@ func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	opts = opts.withDefaults()
 	// Codex's timeout runs from here: reading stdin already spends from it.
 	start := opts.Now()
-	b, err := hookio.Read(stdin)
-	if err != nil {
-		fmt.Fprintln(stderr, "tollgate: reading the hook input:", err, "— allowing the compaction")
-		return
-	}
-	in, err := decodeHookInput(b)
-	if err != nil {
-		fmt.Fprintln(stderr, "tollgate: malformed Codex hook input:", err, "— allowing the compaction")
+	var in hookInput
+	if !hookio.Input(stdin, stderr, "Codex hook input", func(b []byte) (err error) { in, err = decodeHookInput(b); return err }) {
 		return
 	}
 	ep, err := client.Discover(opts.Home)
@@ -292,26 +286,7 @@ func transcriptPath(in hookInput) string {
 // stopReason is what Codex shows when tollgate stops the turn: what
 // happened, what it would have cost, and how to go on.
 func stopReason(d api.Decision) string {
-	var why string
-	switch d.Reason {
-	case api.ReasonUser:
-		why = "you chose Not now"
-	case api.ReasonTimeout:
-		why = "nobody answered before the hook's deadline"
-	case api.ReasonMuted:
-		why = "declined earlier in this turn"
-	case api.ReasonNoQuestionProvider:
-		why = "nobody can answer (no tollgate window or browser UI is open)"
-	default:
-		why = d.Reason
-		if d.Message != "" {
-			why += ": " + d.Message
-		}
-	}
-	msg := "tollgate declined the compaction (" + why + ")."
-	if d.Quote != nil && d.Quote.ColdTokens > 0 {
-		msg += fmt.Sprintf(" It would re-read %d tokens uncached (break premium $%.4f).", d.Quote.ColdTokens, d.Quote.CostUSD.BreakPremium)
-	}
+	msg := hookio.Declined(d, "this turn", "")
 	return msg + " Codex ends this turn here; the conversation keeps its full history. To go on, send your next message " +
 		"(Codex proposes the compaction again and tollgate asks again), run /compact yourself, " +
 		"or set tollgate's mode to auto to allow compactions without asking."

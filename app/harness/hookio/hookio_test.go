@@ -31,3 +31,17 @@ func TestDecodeNamesWhatIsWrong(t *testing.T) {
 		t.Fatalf("%+v %v", v, err)
 	}
 }
+
+// A hook that cannot read or decode its input allows the compaction and
+// says why on stderr, naming the input.
+func TestInputFailsOpenWithANote(t *testing.T) {
+	var stderr strings.Builder
+	decoded := false
+	if Input(strings.NewReader(`{"x": 1}`), &stderr, "Codex hook input", func([]byte) error { decoded = true; return nil }); !decoded || stderr.Len() != 0 {
+		t.Fatalf("good input: decoded %v, stderr %q", decoded, stderr.String())
+	}
+	ok := Input(strings.NewReader(`{`), &stderr, "Codex hook input", func(b []byte) error { var v struct{}; return Decode(b, "x", &v) })
+	if ok || !strings.Contains(stderr.String(), "malformed Codex hook input: input is not JSON") || !strings.Contains(stderr.String(), "allowing the compaction") {
+		t.Fatalf("bad input: %v, stderr %q", ok, stderr.String())
+	}
+}
