@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"tollgate/app/harness/hookio"
 	"tollgate/app/home"
 	"tollgate/guard/api"
 )
@@ -257,28 +258,13 @@ func withoutTollgateClaudeHooks(settings map[string]any) (map[string]any, int) {
 		if !ok {
 			continue
 		}
-		var kept []any
-		for _, g := range groups {
-			group, _ := g.(map[string]any)
-			list, ok := group["hooks"].([]any)
-			if !ok {
-				kept = append(kept, g)
-				continue
+		kept := hookio.EditHandlers(groups, func(h any) (any, bool) {
+			if hook, _ := h.(map[string]any); hook != nil && isTollgateClaudeHook(hook) {
+				removed++
+				return nil, false
 			}
-			var rest []any
-			for _, h := range list {
-				if hook, _ := h.(map[string]any); hook != nil && isTollgateClaudeHook(hook) {
-					removed++
-					continue
-				}
-				rest = append(rest, h)
-			}
-			if len(rest) == 0 && len(list) > 0 {
-				continue
-			}
-			group["hooks"] = rest
-			kept = append(kept, group)
-		}
+			return h, true
+		})
 		if len(kept) == 0 {
 			delete(hooks, event)
 		} else {

@@ -38,6 +38,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"tollgate/app/harness/hookio"
 	"tollgate/app/home"
 	"tollgate/app/importer/jsonl"
 	"tollgate/guard/api"
@@ -438,29 +439,11 @@ func withoutTollgateHooks(f map[string]any) map[string]any {
 		if !ok {
 			continue
 		}
-		var kept []any
-		for _, g := range groups {
-			group, _ := g.(map[string]any)
-			list, ok := group["hooks"].([]any)
-			if !ok {
-				kept = append(kept, g)
-				continue
-			}
-			var rest []any
-			for _, h := range list {
-				hook, _ := h.(map[string]any)
-				cmd, _ := hook["command"].(string)
-				if hook != nil && isTollgateCommand(cmd) {
-					continue
-				}
-				rest = append(rest, h)
-			}
-			if len(rest) == 0 && len(list) > 0 {
-				continue
-			}
-			group["hooks"] = rest
-			kept = append(kept, group)
-		}
+		kept := hookio.EditHandlers(groups, func(h any) (any, bool) {
+			hook, _ := h.(map[string]any)
+			cmd, _ := hook["command"].(string)
+			return h, hook == nil || !isTollgateCommand(cmd)
+		})
 		if len(kept) == 0 {
 			delete(events, e.name)
 		} else {
@@ -488,32 +471,18 @@ func withTollgateHooks(f map[string]any, command string, seconds int) map[string
 		hook := map[string]any{"type": "command", "command": command, "timeout": seconds}
 		groups, _ := events[e.name].([]any)
 		placed := false
-		var kept []any
-		for _, g := range groups {
-			group, _ := g.(map[string]any)
-			list, ok := group["hooks"].([]any)
-			if !ok {
-				kept = append(kept, g)
-				continue
+		kept := hookio.EditHandlers(groups, func(h any) (any, bool) {
+			old, _ := h.(map[string]any)
+			cmd, _ := old["command"].(string)
+			switch {
+			case old == nil || !isTollgateCommand(cmd):
+				return h, true
+			case !placed:
+				placed = true
+				return hook, true
 			}
-			var rest []any
-			for _, h := range list {
-				old, _ := h.(map[string]any)
-				cmd, _ := old["command"].(string)
-				switch {
-				case old == nil || !isTollgateCommand(cmd):
-					rest = append(rest, h)
-				case !placed:
-					rest = append(rest, hook)
-					placed = true
-				}
-			}
-			if len(rest) == 0 && len(list) > 0 {
-				continue
-			}
-			group["hooks"] = rest
-			kept = append(kept, group)
-		}
+			return nil, false
+		})
 		if !placed {
 			kept = append(kept, map[string]any{"hooks": []any{hook}})
 		}

@@ -1,6 +1,7 @@
 package hookio
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,26 @@ func TestInputFailsOpenWithANote(t *testing.T) {
 	ok := Input(strings.NewReader(`{`), &stderr, "Codex hook input", func(b []byte) error { var v struct{}; return Decode(b, "x", &v) })
 	if ok || !strings.Contains(stderr.String(), "malformed Codex hook input: input is not JSON") || !strings.Contains(stderr.String(), "allowing the compaction") {
 		t.Fatalf("bad input: %v, stderr %q", ok, stderr.String())
+	}
+}
+
+// EditHandlers keeps what is not a handler list, drops a group whose
+// handlers all went, and puts replacements where the handlers stood.
+func TestEditHandlers(t *testing.T) {
+	groups := []any{
+		map[string]any{"matcher": "auto", "hooks": []any{map[string]any{"command": "tollgate"}}},
+		"not a group",
+		map[string]any{"hooks": []any{map[string]any{"command": "mine"}, map[string]any{"command": "tollgate"}}},
+		map[string]any{"hooks": []any{}},
+	}
+	got := EditHandlers(groups, func(h any) (any, bool) {
+		if h.(map[string]any)["command"] == "tollgate" {
+			return nil, false
+		}
+		return map[string]any{"command": "mine!"}, true
+	})
+	want := `["not a group",{"hooks":[{"command":"mine!"}]},{"hooks":null}]`
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Fatalf("got %s, want %s", b, want)
 	}
 }
