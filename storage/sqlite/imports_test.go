@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -328,6 +330,49 @@ func BenchmarkStoreImport(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) { benchStoreImport(b, ledger) })
 	}
+	// What the length of a session id costs the writer: rows as a Claude
+	// Code import stores them (a 48-byte session id, a 57-byte request
+	// id, a message uuid, via "import": all six indexes), against the
+	// same rows under a 6-byte id — what an integer session key (a
+	// migration of requests, rewrites and breaks) would buy at most.
+	for _, long := range []bool{true, false} {
+		name := "claude-ids"
+		if !long {
+			name = "short-session-ids"
+		}
+		b.Run(name, func(b *testing.B) { benchStoreClaudeRows(b, long) })
+	}
+}
+
+func benchStoreClaudeRows(b *testing.B, longIDs bool) {
+	ctx := context.Background()
+	db := openTest(b)
+	const rows = 300 // a long session's main transcript
+	hexOf := func(parts ...any) string {
+		h := sha256.Sum256([]byte(fmt.Sprint(parts...)))
+		return hex.EncodeToString(h[:])
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h := hexOf(i)
+		session := h[:6]
+		if longIDs {
+			session = "claude-code:" + h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+		}
+		items := make([]ImportItem, rows)
+		for k := range items {
+			m := hexOf(i, "m", k)
+			r := impReq(session, "msg_"+m[:24]+":req_"+m[24:48], t0.Add(time.Duration(k)*time.Second), storage.PurposeConversation,
+				pricing.Usage{Input: 3, CacheRead: 5000 + int64(k)*100, CacheWrite: 100, Output: 50})
+			r.Via, r.MessageUUID = "import", m[:8]+"-"+m[8:12]+"-"+m[12:16]+"-"+m[16:20]+"-"+m[20:32]
+			items[k] = ImportItem{Request: r}
+		}
+		path := fmt.Sprintf("/f%d", i)
+		if _, err := db.StoreImport(ctx, batch(path, ImportState{Path: path}, 10, items)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows)/1e3, "µs/row")
 }
 
 func benchStoreImport(b *testing.B, ledger bool) {
