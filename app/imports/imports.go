@@ -449,9 +449,29 @@ func fail(p parsed, err error) parsed {
 
 // parse reads the new part of one file and prices it.
 func (r *importRun) parse(job *importJob, again bool) parsed {
+	return r.finish(r.read(job, again))
+}
+
+// pass is a file's new part parsed (read), not yet priced (finish).
+type pass struct {
+	p       parsed
+	res     *importer.Result // nil: p is all the file brings (unchanged, or failed)
+	harness string
+	key     string
+	head    []byte
+	size    int64
+	offset  int64
+	from    sqlite.ImportState
+	restart bool
+	again   bool
+}
+
+// read is the first half of a pass: the file's new part parsed, its trace
+// published when it is a candidate of its folder.
+func (r *importRun) read(job *importJob, again bool) *pass {
 	p := parsed{job: job, result: FileResult{Path: job.path, Harness: job.src.Harness}}
 	if err := r.ctx.Err(); err != nil {
-		return fail(p, err)
+		return &pass{p: fail(p, err)}
 	}
 	r.mu.Lock()
 	r.current = job.path
@@ -473,7 +493,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		head = make([]byte, headSize)
 		n, err := io.ReadFull(job.src.Reader, head)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			return fail(p, fmt.Errorf("reading %s: %w", job.path, err))
+			return &pass{p: fail(p, fmt.Errorf("reading %s: %w", job.path, err))}
 		}
 		head = head[:n]
 		sum := sha256.Sum256(head)
@@ -488,30 +508,30 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	} else {
 		f, err := importer.OpenRegular(job.path)
 		if err != nil {
-			return fail(p, err)
+			return &pass{p: fail(p, err)}
 		}
 		defer f.Close()
 		info, err := f.Stat()
 		if err != nil {
-			return fail(p, err)
+			return &pass{p: fail(p, err)}
 		}
 		size = info.Size()
 		if size == 0 && !known {
 			p.result.Unchanged = true // nothing written yet
-			return p
+			return &pass{p: p}
 		}
 		head = make([]byte, min(size, headSize))
 		if _, err := io.ReadFull(f, head); err != nil {
-			return fail(p, fmt.Errorf("reading %s: %w", job.path, err))
+			return &pass{p: fail(p, fmt.Errorf("reading %s: %w", job.path, err))}
 		}
 		if known && size == prev.Offset && headHash(head, prev.Offset) == prev.HeadHash {
 			p.result.Unchanged = true
 			p.result.Harness = prev.Harness
 			p.result.Session = prev.SessionID
-			return p
+			return &pass{p: p}
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fail(p, err)
+			return &pass{p: fail(p, err)}
 		}
 		in = f
 	}
@@ -524,7 +544,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		harness = detect(job.path, head)
 	}
 	if harness == "" {
-		return fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", job.path, strings.Join(importer.Harnesses(), ", ")))
+		return &pass{p: fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", job.path, strings.Join(importer.Harnesses(), ", ")))}
 	}
 	p.result.Harness = harness
 
@@ -544,14 +564,14 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	if offset > 0 {
 		if f, ok := in.(*os.File); ok {
 			if _, err := f.Seek(offset, io.SeekStart); err != nil {
-				return fail(p, err)
+				return &pass{p: fail(p, err)}
 			}
 		} else if _, err := io.CopyN(io.Discard, in, offset); err != nil {
 			if errors.Is(err, io.EOF) {
 				p.result.Unchanged = true
-				return p
+				return &pass{p: p}
 			}
-			return fail(p, err)
+			return &pass{p: fail(p, err)}
 		}
 	}
 	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
@@ -575,13 +595,32 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	}
 	res, err := importer.Parse(counted, opts)
 	if err != nil {
-		return fail(p, err)
+		return &pass{p: fail(p, err)}
 	}
 	if opts.TraceFolds && res.Consumed == size {
 		// Read whole: whether it has a fold, for the sessions after it
 		// (ccfold.EarlierSessionsFrom), without reading it again.
 		r.traces.noteFolds(job.path, size, hasFold(res.Records))
 	}
+	if res.Trace != nil && res.Consumed == size && ccfold.MayLearnFrom(r.traces.Candidates(filepath.Dir(job.path)), job.path) {
+		// Kept for the later sessions of the project, which all learn from
+		// its few latest transcripts; published before this pass predicts
+		// its own folds (finish), so no pass waits for one that waits in
+		// turn. Only a trace of the whole file: ccfold.ReadTrace's, which
+		// the hook reads, would hold a last line without its newline.
+		r.traces.put(job.path, res.Trace)
+	}
+	return &pass{p: p, res: res, harness: harness, key: key, head: head, size: size, offset: offset, from: from, restart: restart, again: again}
+}
+
+// finish is the second half of a pass: its folds predicted, its requests
+// priced.
+func (r *importRun) finish(ps *pass) parsed {
+	p, res := ps.p, ps.res
+	if res == nil {
+		return p
+	}
+	job, harness, key, head, size, offset, from, restart, again := p.job, ps.harness, ps.key, ps.head, ps.size, ps.offset, ps.from, ps.restart, ps.again
 	if job.src.Reader != nil && !again {
 		r.bytesTotal.Add(res.Consumed) // an upload's size is known once read
 	}
@@ -655,13 +694,7 @@ func (r *importRun) claudePredictions(job *importJob, harness string, res *impor
 		return nil
 	}
 	tr := res.Trace // traced in the pass when it read the file from its start
-	if tr != nil {
-		// Kept only when a later session of the project may learn from it:
-		// a project's sessions all learn from its few latest transcripts.
-		if ccfold.MayLearnFrom(r.traces.Candidates(filepath.Dir(job.path)), job.path) {
-			r.traces.put(job.path, tr)
-		}
-	} else {
+	if tr == nil {
 		var err error
 		if tr, err = r.traces.Trace(job.path); err != nil {
 			return nil
