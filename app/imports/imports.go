@@ -233,6 +233,53 @@ func (r *importRun) candidatesFirst(jobs []*importJob) {
 // import (TestSlowWorkerDoesNotStallTheWindow).
 var testHookClaimed func(i int)
 
+// claimer hands out an import's jobs in order. A candidate is taken with
+// its entry in traces.reading, under the same lock: a worker that takes a
+// later job of the folder and asks for the candidate's trace then waits
+// for its pass instead of decoding the file a second time.
+type claimer struct {
+	mu     sync.Mutex
+	next   int
+	jobs   []*importJob
+	traces *traceCache
+	window chan struct{}
+}
+
+// take claims the next job, or returns -1. With after (a job the caller
+// holds), it claims only a candidate of after's folder that follows it,
+// and only when a window slot is free right away: a worker must not wait
+// for one while it holds jobs the writer waits for. claimed: the job's
+// pass holds its entry in traces.reading, which read releases.
+func (c *claimer) take(after *importJob) (i int, claimed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i = c.next
+	if i >= len(c.jobs) {
+		return -1, false
+	}
+	job := c.jobs[i]
+	if after != nil {
+		if !after.candidate || !job.candidate || filepath.Dir(job.path) != filepath.Dir(after.path) {
+			return -1, false
+		}
+		select {
+		case c.window <- struct{}{}:
+		default:
+			return -1, false
+		}
+	}
+	c.next++
+	return i, job.candidate && c.traces.claim(job.path)
+}
+
+// readClaimed reads job i (read).
+func (r *importRun) readClaimed(i int, job *importJob, claimed bool) *pass {
+	if testHookClaimed != nil {
+		testHookClaimed(i)
+	}
+	return r.read(job, false, claimed)
+}
+
 type importJob struct {
 	src  Source
 	path string // absolute path, or an upload's name
@@ -326,9 +373,9 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 	for i := range slots {
 		slots[i] = make(chan parsed, 1)
 	}
-	var next atomic.Int64
 	// A bounded window of parsed-but-unstored files keeps memory flat.
 	window := make(chan struct{}, maxGroupFiles)
+	c := &claimer{jobs: jobs, traces: r.traces, window: window}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -339,15 +386,30 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 				// claimed job i before its slot could wait behind 64 later
 				// jobs that hold every slot while the writer waits for i.
 				window <- struct{}{}
-				i := int(next.Add(1)) - 1
-				if i >= len(jobs) {
+				i, claimed := c.take(nil)
+				if i < 0 {
 					<-window
 					return
 				}
-				if testHookClaimed != nil {
-					testHookClaimed(i)
+				held := []int{i}
+				reads := []*pass{r.readClaimed(i, jobs[i], claimed)}
+				// A candidate's pass publishes its trace before the pass
+				// predicts (finish), but its prediction reads the folder's
+				// other candidates: read first, while they come next, so
+				// each is traced by its own pass and none is decoded
+				// twice (the first of a folder's sessions with a fold
+				// otherwise decoded them all).
+				for {
+					j, claimed := c.take(jobs[i])
+					if j < 0 {
+						break
+					}
+					held = append(held, j)
+					reads = append(reads, r.readClaimed(j, jobs[j], claimed))
 				}
-				slots[i] <- r.parse(jobs[i], false)
+				for k, ps := range reads {
+					slots[held[k]] <- r.finish(ps)
+				}
 			}
 		}()
 	}
@@ -499,7 +561,7 @@ func fail(p parsed, err error) parsed {
 
 // parse reads the new part of one file and prices it.
 func (r *importRun) parse(job *importJob, again bool) parsed {
-	return r.finish(r.read(job, again))
+	return r.finish(r.read(job, again, false))
 }
 
 // pass is a file's new part parsed (read), not yet priced (finish).
@@ -517,8 +579,24 @@ type pass struct {
 }
 
 // read is the first half of a pass: the file's new part parsed, its trace
-// published when it is a candidate of its folder.
-func (r *importRun) read(job *importJob, again bool) *pass {
+// published when it is a candidate of its folder. claimed: the pass holds
+// the file in traces.reading (runJobs took it with the job), so a worker
+// asking for its trace meanwhile waits for this pass. read releases it,
+// whatever the pass brought, as soon as it knows it will publish no trace
+// (a worker waiting for one then decodes the file itself: Trace looks
+// again), else once the trace is published.
+func (r *importRun) read(job *importJob, again, claimed bool) *pass {
+	release := func() {}
+	if claimed {
+		released := false
+		release = func() {
+			if !released {
+				released = true
+				r.traces.release(job.path)
+			}
+		}
+		defer release()
+	}
 	p := parsed{job: job, result: FileResult{Path: job.path, Harness: job.src.Harness}}
 	if err := r.ctx.Err(); err != nil {
 		return &pass{p: fail(p, err)}
@@ -632,9 +710,10 @@ func (r *importRun) read(job *importJob, again bool) *pass {
 	// out was a second read of each (issue 17) — and a longer file is
 	// scanned for one first.
 	// A transcript that an earlier session's prediction already decoded
-	// (a project's latest ones) is not traced again: claudePredictions
-	// takes it from the cache.
-	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path)
+	// is not traced again: claudePredictions takes it from the cache. Nor
+	// is a candidate of its folder that this pass did not claim: another
+	// worker is decoding it, and publishes its trace.
+	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path) && (claimed || !job.candidate)
 	opts := importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, TraceFolds: trace}
 	if trace && size > jsonl.ChunkSize {
 		// Longer than the first read: a scan for the fold key decides (the
@@ -642,6 +721,9 @@ func (r *importRun) read(job *importJob, again bool) *pass {
 		// blind, a long transcript that never compacted cost ~1.6× its
 		// pass, for a trace then dropped (review of issue 17's pass).
 		opts.TraceFolds, opts.Trace = false, r.traces.HasFold(job.path)
+	}
+	if !opts.TraceFolds && !opts.Trace {
+		release() // no trace to wait for (appended lines, no fold)
 	}
 	res, err := importer.Parse(counted, opts)
 	if err != nil {
@@ -901,7 +983,8 @@ func (c *traceCache) Decoding(path string) bool {
 // Trace implements ccfold.Transcripts. A file another worker is decoding
 // is waited for, not decoded twice: every session of a project asks for
 // the same few latest transcripts, so without this both workers decoded
-// each of them at once (issue 17's profile).
+// each of them at once (issue 17's profile). So is a candidate whose own
+// import pass is under way (claim): it publishes its trace.
 func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -925,18 +1008,41 @@ func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 		c.mu.Unlock()
 		<-wait // then look again: it may have failed, or been evicted
 	}
-	defer func() {
-		c.mu.Lock()
-		close(c.reading[path])
-		delete(c.reading, path)
-		c.mu.Unlock()
-	}()
+	defer c.release(path)
+	if testHookReadTrace != nil {
+		testHookReadTrace(path)
+	}
 	tr, err := ccfold.ReadTrace(path)
 	if err != nil {
 		return nil, err
 	}
 	c.store(path, tr, st)
 	return tr, nil
+}
+
+// testHookReadTrace, set by tests only, runs when Trace decodes a file.
+var testHookReadTrace func(path string)
+
+// claim enters an import pass about to read path in reading, so that Trace
+// waits for the trace it publishes; false when another caller is
+// decoding the file. The pass calls release when it ends.
+func (c *traceCache) claim(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, busy := c.reading[path]; busy {
+		return false
+	}
+	c.reading[path] = make(chan struct{})
+	return true
+}
+
+// release ends a claim in reading (claim's, or Trace's own), waking the
+// callers waiting for it.
+func (c *traceCache) release(path string) {
+	c.mu.Lock()
+	close(c.reading[path])
+	delete(c.reading, path)
+	c.mu.Unlock()
 }
 
 // has says the cache holds the file's trace as the file is now.
