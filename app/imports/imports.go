@@ -140,6 +140,7 @@ func filesWith(ctx context.Context, db *sqlite.DB, settings *config.Settings, fi
 		}
 	}
 	run := &importRun{ctx: ctx, db: db, settings: settings, states: states, traces: traces}
+	run.candidatesFirst(jobs)
 	var total int64
 	for _, j := range jobs {
 		if st, ok := states[j.path]; ok && j.src.Reader == nil {
@@ -181,15 +182,111 @@ func ValidHarness(h string) bool {
 	return slices.Contains(importer.Harnesses(), h)
 }
 
+// candidatesFirst moves a folder's candidates (the latest transcripts,
+// which ccfold.EarlierSessionsFrom reads for each of its sessions with a
+// fold) ahead of its other main transcripts, the order otherwise kept
+// (subagent transcripts stay after all main ones: Walk). Imported first,
+// a candidate is traced by its own pass and published, instead of being
+// decoded for a session before it and then parsed again by its own pass
+// (issue 17: ~9 % of an import's CPU). Only the order of a folder's
+// sessions changes, and each main transcript is a session of its own.
+// A folder with fewer than two files new to the database (the follower's
+// import of a growing transcript, an import run again) is not listed:
+// no session of it would decode another's.
+func (r *importRun) candidatesFirst(jobs []*importJob) {
+	main := func(j *importJob) bool { return r.predictsFolds(j, j.src.Harness) }
+	for i := 0; i < len(jobs); {
+		if !main(jobs[i]) {
+			i++
+			continue
+		}
+		dir := filepath.Dir(jobs[i].path)
+		j, fresh := i, 0
+		for ; j < len(jobs) && main(jobs[j]) && filepath.Dir(jobs[j].path) == dir; j++ {
+			if _, known := r.states[jobs[j].path]; !known {
+				fresh++
+			}
+		}
+		if fresh < 2 {
+			i = j
+			continue
+		}
+		cands := r.traces.Candidates(dir)
+		for _, job := range jobs[i:j] {
+			job.candidate = ccfold.MayLearnFrom(cands, job.path)
+		}
+		slices.SortStableFunc(jobs[i:j], func(a, b *importJob) int {
+			switch {
+			case a.candidate == b.candidate:
+				return 0
+			case a.candidate:
+				return -1
+			}
+			return 1
+		})
+		i = j
+	}
+}
+
 // testHookClaimed, set by tests only, runs when a worker has claimed job
 // i, before it parses it: a slow worker at that point must not stall the
 // import (TestSlowWorkerDoesNotStallTheWindow).
 var testHookClaimed func(i int)
 
+// claimer hands out an import's jobs in order. A candidate is taken with
+// its entry in traces.reading, under the same lock: a worker that takes a
+// later job of the folder and asks for the candidate's trace then waits
+// for its pass instead of decoding the file a second time.
+type claimer struct {
+	mu     sync.Mutex
+	next   int
+	jobs   []*importJob
+	traces *traceCache
+	window chan struct{}
+}
+
+// take claims the next job, or returns -1. With after (a job the caller
+// holds), it claims only a candidate of after's folder that follows it,
+// and only when a window slot is free right away: a worker must not wait
+// for one while it holds jobs the writer waits for. claimed: the job's
+// pass holds its entry in traces.reading, which read releases.
+func (c *claimer) take(after *importJob) (i int, claimed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i = c.next
+	if i >= len(c.jobs) {
+		return -1, false
+	}
+	job := c.jobs[i]
+	if after != nil {
+		if !after.candidate || !job.candidate || filepath.Dir(job.path) != filepath.Dir(after.path) {
+			return -1, false
+		}
+		select {
+		case c.window <- struct{}{}:
+		default:
+			return -1, false
+		}
+	}
+	c.next++
+	return i, job.candidate && c.traces.claim(job.path)
+}
+
+// readClaimed reads job i (read).
+func (r *importRun) readClaimed(i int, job *importJob, claimed bool) *pass {
+	if testHookClaimed != nil {
+		testHookClaimed(i)
+	}
+	return r.read(job, false, claimed)
+}
+
 type importJob struct {
 	src  Source
 	path string // absolute path, or an upload's name
 	size int64
+	// candidate: a Claude Code main transcript that the sessions of its
+	// folder may learn from (ccfold.MayLearnFrom; candidatesFirst).
+	candidate bool
 }
 
 type importRun struct {
@@ -276,9 +373,9 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 	for i := range slots {
 		slots[i] = make(chan parsed, 1)
 	}
-	var next atomic.Int64
 	// A bounded window of parsed-but-unstored files keeps memory flat.
 	window := make(chan struct{}, maxGroupFiles)
+	c := &claimer{jobs: jobs, traces: r.traces, window: window}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -289,15 +386,30 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 				// claimed job i before its slot could wait behind 64 later
 				// jobs that hold every slot while the writer waits for i.
 				window <- struct{}{}
-				i := int(next.Add(1)) - 1
-				if i >= len(jobs) {
+				i, claimed := c.take(nil)
+				if i < 0 {
 					<-window
 					return
 				}
-				if testHookClaimed != nil {
-					testHookClaimed(i)
+				held := []int{i}
+				reads := []*pass{r.readClaimed(i, jobs[i], claimed)}
+				// A candidate's pass publishes its trace before the pass
+				// predicts (finish), but its prediction reads the folder's
+				// other candidates: read first, while they come next, so
+				// each is traced by its own pass and none is decoded
+				// twice (the first of a folder's sessions with a fold
+				// otherwise decoded them all).
+				for {
+					j, claimed := c.take(jobs[i])
+					if j < 0 {
+						break
+					}
+					held = append(held, j)
+					reads = append(reads, r.readClaimed(j, jobs[j], claimed))
 				}
-				slots[i] <- r.parse(jobs[i], false)
+				for k, ps := range reads {
+					slots[held[k]] <- r.finish(ps)
+				}
 			}
 		}()
 	}
@@ -449,9 +561,45 @@ func fail(p parsed, err error) parsed {
 
 // parse reads the new part of one file and prices it.
 func (r *importRun) parse(job *importJob, again bool) parsed {
+	return r.finish(r.read(job, again, false))
+}
+
+// pass is a file's new part parsed (read), not yet priced (finish).
+type pass struct {
+	p       parsed
+	res     *importer.Result // nil: p is all the file brings (unchanged, or failed)
+	harness string
+	key     string
+	head    []byte
+	size    int64
+	offset  int64
+	from    sqlite.ImportState
+	restart bool
+	again   bool
+}
+
+// read is the first half of a pass: the file's new part parsed, its trace
+// published when it is a candidate of its folder. claimed: the pass holds
+// the file in traces.reading (runJobs took it with the job), so a worker
+// asking for its trace meanwhile waits for this pass. read releases it,
+// whatever the pass brought, as soon as it knows it will publish no trace
+// (a worker waiting for one then decodes the file itself: Trace looks
+// again), else once the trace is published.
+func (r *importRun) read(job *importJob, again, claimed bool) *pass {
+	release := func() {}
+	if claimed {
+		released := false
+		release = func() {
+			if !released {
+				released = true
+				r.traces.release(job.path)
+			}
+		}
+		defer release()
+	}
 	p := parsed{job: job, result: FileResult{Path: job.path, Harness: job.src.Harness}}
 	if err := r.ctx.Err(); err != nil {
-		return fail(p, err)
+		return &pass{p: fail(p, err)}
 	}
 	r.mu.Lock()
 	r.current = job.path
@@ -473,7 +621,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		head = make([]byte, headSize)
 		n, err := io.ReadFull(job.src.Reader, head)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			return fail(p, fmt.Errorf("reading %s: %w", job.path, err))
+			return &pass{p: fail(p, fmt.Errorf("reading %s: %w", job.path, err))}
 		}
 		head = head[:n]
 		sum := sha256.Sum256(head)
@@ -488,30 +636,30 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	} else {
 		f, err := importer.OpenRegular(job.path)
 		if err != nil {
-			return fail(p, err)
+			return &pass{p: fail(p, err)}
 		}
 		defer f.Close()
 		info, err := f.Stat()
 		if err != nil {
-			return fail(p, err)
+			return &pass{p: fail(p, err)}
 		}
 		size = info.Size()
 		if size == 0 && !known {
 			p.result.Unchanged = true // nothing written yet
-			return p
+			return &pass{p: p}
 		}
 		head = make([]byte, min(size, headSize))
 		if _, err := io.ReadFull(f, head); err != nil {
-			return fail(p, fmt.Errorf("reading %s: %w", job.path, err))
+			return &pass{p: fail(p, fmt.Errorf("reading %s: %w", job.path, err))}
 		}
 		if known && size == prev.Offset && headHash(head, prev.Offset) == prev.HeadHash {
 			p.result.Unchanged = true
 			p.result.Harness = prev.Harness
 			p.result.Session = prev.SessionID
-			return p
+			return &pass{p: p}
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fail(p, err)
+			return &pass{p: fail(p, err)}
 		}
 		in = f
 	}
@@ -524,7 +672,7 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		harness = detect(job.path, head)
 	}
 	if harness == "" {
-		return fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", job.path, strings.Join(importer.Harnesses(), ", ")))
+		return &pass{p: fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", job.path, strings.Join(importer.Harnesses(), ", ")))}
 	}
 	p.result.Harness = harness
 
@@ -544,14 +692,14 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	if offset > 0 {
 		if f, ok := in.(*os.File); ok {
 			if _, err := f.Seek(offset, io.SeekStart); err != nil {
-				return fail(p, err)
+				return &pass{p: fail(p, err)}
 			}
 		} else if _, err := io.CopyN(io.Discard, in, offset); err != nil {
 			if errors.Is(err, io.EOF) {
 				p.result.Unchanged = true
-				return p
+				return &pass{p: p}
 			}
-			return fail(p, err)
+			return &pass{p: fail(p, err)}
 		}
 	}
 	counted := countingReader{r: importer.ContextReader(r.ctx, in), n: &r.bytesDone}
@@ -562,9 +710,10 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 	// out was a second read of each (issue 17) — and a longer file is
 	// scanned for one first.
 	// A transcript that an earlier session's prediction already decoded
-	// (a project's latest ones) is not traced again: claudePredictions
-	// takes it from the cache.
-	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path)
+	// is not traced again: claudePredictions takes it from the cache. Nor
+	// is a candidate of its folder that this pass did not claim: another
+	// worker is decoding it, and publishes its trace.
+	trace := offset == 0 && r.predictsFolds(job, harness) && !r.traces.has(job.path) && (claimed || !job.candidate)
 	opts := importer.Options{Harness: harness, Path: job.path, State: state, AtEOF: atEOF, TraceFolds: trace}
 	if trace && size > jsonl.ChunkSize {
 		// Longer than the first read: a scan for the fold key decides (the
@@ -573,15 +722,37 @@ func (r *importRun) parse(job *importJob, again bool) parsed {
 		// pass, for a trace then dropped (review of issue 17's pass).
 		opts.TraceFolds, opts.Trace = false, r.traces.HasFold(job.path)
 	}
+	if !opts.TraceFolds && !opts.Trace {
+		release() // no trace to wait for (appended lines, no fold)
+	}
 	res, err := importer.Parse(counted, opts)
 	if err != nil {
-		return fail(p, err)
+		return &pass{p: fail(p, err)}
 	}
 	if opts.TraceFolds && res.Consumed == size {
 		// Read whole: whether it has a fold, for the sessions after it
 		// (ccfold.EarlierSessionsFrom), without reading it again.
 		r.traces.noteFolds(job.path, size, hasFold(res.Records))
 	}
+	if res.Trace != nil && res.Consumed == size && ccfold.MayLearnFrom(r.traces.Candidates(filepath.Dir(job.path)), job.path) {
+		// Kept for the later sessions of the project, which all learn from
+		// its few latest transcripts; published before this pass predicts
+		// its own folds (finish), so no pass waits for one that waits in
+		// turn. Only a trace of the whole file: ccfold.ReadTrace's, which
+		// the hook reads, would hold a last line without its newline.
+		r.traces.put(job.path, res.Trace)
+	}
+	return &pass{p: p, res: res, harness: harness, key: key, head: head, size: size, offset: offset, from: from, restart: restart, again: again}
+}
+
+// finish is the second half of a pass: its folds predicted, its requests
+// priced.
+func (r *importRun) finish(ps *pass) parsed {
+	p, res := ps.p, ps.res
+	if res == nil {
+		return p
+	}
+	job, harness, key, head, size, offset, from, restart, again := p.job, ps.harness, ps.key, ps.head, ps.size, ps.offset, ps.from, ps.restart, ps.again
 	if job.src.Reader != nil && !again {
 		r.bytesTotal.Add(res.Consumed) // an upload's size is known once read
 	}
@@ -655,13 +826,7 @@ func (r *importRun) claudePredictions(job *importJob, harness string, res *impor
 		return nil
 	}
 	tr := res.Trace // traced in the pass when it read the file from its start
-	if tr != nil {
-		// Kept only when a later session of the project may learn from it:
-		// a project's sessions all learn from its few latest transcripts.
-		if ccfold.MayLearnFrom(r.traces.Candidates(filepath.Dir(job.path)), job.path) {
-			r.traces.put(job.path, tr)
-		}
-	} else {
+	if tr == nil {
 		var err error
 		if tr, err = r.traces.Trace(job.path); err != nil {
 			return nil
@@ -818,7 +983,8 @@ func (c *traceCache) Decoding(path string) bool {
 // Trace implements ccfold.Transcripts. A file another worker is decoding
 // is waited for, not decoded twice: every session of a project asks for
 // the same few latest transcripts, so without this both workers decoded
-// each of them at once (issue 17's profile).
+// each of them at once (issue 17's profile). So is a candidate whose own
+// import pass is under way (claim): it publishes its trace.
 func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -842,18 +1008,41 @@ func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 		c.mu.Unlock()
 		<-wait // then look again: it may have failed, or been evicted
 	}
-	defer func() {
-		c.mu.Lock()
-		close(c.reading[path])
-		delete(c.reading, path)
-		c.mu.Unlock()
-	}()
+	defer c.release(path)
+	if testHookReadTrace != nil {
+		testHookReadTrace(path)
+	}
 	tr, err := ccfold.ReadTrace(path)
 	if err != nil {
 		return nil, err
 	}
 	c.store(path, tr, st)
 	return tr, nil
+}
+
+// testHookReadTrace, set by tests only, runs when Trace decodes a file.
+var testHookReadTrace func(path string)
+
+// claim enters an import pass about to read path in reading, so that Trace
+// waits for the trace it publishes; false when another caller is
+// decoding the file. The pass calls release when it ends.
+func (c *traceCache) claim(path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, busy := c.reading[path]; busy {
+		return false
+	}
+	c.reading[path] = make(chan struct{})
+	return true
+}
+
+// release ends a claim in reading (claim's, or Trace's own), waking the
+// callers waiting for it.
+func (c *traceCache) release(path string) {
+	c.mu.Lock()
+	close(c.reading[path])
+	delete(c.reading, path)
+	c.mu.Unlock()
 }
 
 // has says the cache holds the file's trace as the file is now.

@@ -1,0 +1,118 @@
+package imports
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tollgate/app/importer"
+	"tollgate/app/importer/ccfold"
+)
+
+// Every session of a folder has a fold, so each asks for the folder's
+// candidates (its latest transcripts, which are not its first by name):
+// an import decodes each of them once, in its own pass, and never again
+// for another session's prediction (ccfold.ReadTrace). Before, a session
+// asking for a candidate whose pass had not run decoded it, and the
+// candidate's pass parsed it again; a pass that waited for another's
+// trace while holding its own would hang the import.
+func TestCandidatesAreDecodedOnce(t *testing.T) {
+	projects := filepath.Join(t.TempDir(), "projects")
+	var mains []string
+	for f := range 2 {
+		dir := filepath.Join(projects, fmt.Sprintf("-home-u-p%d", f))
+		for s := range 24 {
+			mains = append(mains, writeFoldSession(t, dir, f, s))
+		}
+	}
+	db, settings, _ := importEnv(t)
+	var mu sync.Mutex
+	decoded := map[string]int{}
+	testHookReadTrace = func(path string) {
+		mu.Lock()
+		decoded[filepath.Base(path)]++
+		mu.Unlock()
+	}
+	defer func() { testHookReadTrace = nil }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	var res Result
+	go func() {
+		var err error
+		res, err = Files(ctx, db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the import hung: a pass waited for a trace that a waiting pass held")
+	}
+	if res.Folds != len(mains) {
+		t.Fatalf("%d folds stored, want %d", res.Folds, len(mains))
+	}
+	if len(decoded) > 0 {
+		t.Errorf("candidates decoded again for another session's prediction: %v", decoded)
+	}
+	// And the predictions are still the hook's, learned from the sessions
+	// before (else the test could not tell which were read).
+	learned := 0
+	for _, p := range mains {
+		tr, err := ccfold.ReadTrace(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ccfold.Replay(tr, ccfold.EarlierSessions(p, ccfold.Start(tr)), ccfold.Env{})
+		s, err := db.Series(ctx, "claude-code:"+strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+		if err != nil || len(s.Folds) != 1 || len(want) != 1 || s.Folds[0].PredictedColdTokens == nil {
+			t.Fatalf("%s: %+v, hook %+v, %v", p, s.Folds, want, err)
+		}
+		if got := *s.Folds[0].PredictedColdTokens; got != want[0].Prediction.Cold {
+			t.Errorf("%s: stored prediction %d, the hook's %d", filepath.Base(p), got, want[0].Prediction.Cold)
+		}
+		if alone := ccfold.Replay(tr, ccfold.NewHistory(), ccfold.Env{}); alone[0].Prediction.Cold != want[0].Prediction.Cold {
+			learned++
+		}
+	}
+	if learned == 0 {
+		t.Fatal("no prediction learned from an earlier session")
+	}
+}
+
+// writeFoldSession writes session s of folder f: a request, a fold, a
+// request, an hour after session s-1 began, modified when it ended. Its
+// name does not sort as its time does, so the folder's latest sessions
+// are spread among the others by name.
+func writeFoldSession(t *testing.T, dir string, f, s int) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprintf("%08x-0000-4000-8000-%012d", (s*2654435761)%(1<<32), f*100+s)
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(s) * time.Hour)
+	ts := func(sec int) string { return at.Add(time.Duration(sec) * time.Second).Format(time.RFC3339) }
+	meta := `"sessionId":"` + id + `","cwd":"/home/u/p","version":"2.1.332"`
+	body := fmt.Sprintf(`{"type":"user",%[1]s,"uuid":"%[2]s-u1","timestamp":"%[3]s","message":{"role":"user","content":"fix it"}}
+{"type":"assistant",%[1]s,"uuid":"%[2]s-a1","timestamp":"%[4]s","requestId":"req_%[2]s1","message":{"id":"msg_%[2]s1","model":"claude-opus-4-6","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":3,"cache_read_input_tokens":%[7]d,"cache_creation_input_tokens":4000,"output_tokens":5}}}
+{"type":"system",%[1]s,"subtype":"compact_boundary","uuid":"%[2]s-b1","timestamp":"%[5]s","compactMetadata":{"trigger":"auto","preTokens":170000}}
+{"type":"user",%[1]s,"isCompactSummary":true,"uuid":"%[2]s-u2","timestamp":"%[5]s","message":{"role":"user","content":"Summary: %[8]s"}}
+{"type":"assistant",%[1]s,"uuid":"%[2]s-a2","timestamp":"%[6]s","requestId":"req_%[2]s2","message":{"id":"msg_%[2]s2","model":"claude-opus-4-6","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":3,"cache_read_input_tokens":21000,"cache_creation_input_tokens":%[9]d,"output_tokens":2}}}
+`, meta, id, ts(0), ts(1), ts(60), ts(61), 20000+1000*s, strings.Repeat("x", 10*s), 9000+100*s)
+	path := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	end := at.Add(61 * time.Second)
+	if err := os.Chtimes(path, end, end); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
