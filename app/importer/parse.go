@@ -228,6 +228,17 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 // holds a summary call, other agent-* files a subagent.
 func ClaudeRole(path string) string { return claudeRole(path) }
 
+// ClaudeNamedSession is the session a Claude Code main transcript is by
+// its file name (<session uuid>.jsonl), "" for a subagent's transcript or
+// another name (the session then comes from its lines, and two files may
+// share one).
+func ClaudeNamedSession(path string) string {
+	if claudeRole(path) != PurposeConversation {
+		return ""
+	}
+	return claudeSessionFromPath(path, PurposeConversation)
+}
+
 // claudeRole tells a Claude Code main transcript from a subagent's.
 func claudeRole(path string) string {
 	base := filepath.Base(path)

@@ -184,17 +184,22 @@ func ValidHarness(h string) bool {
 
 // candidatesFirst moves a folder's candidates (the latest transcripts,
 // which ccfold.EarlierSessionsFrom reads for each of its sessions with a
-// fold) ahead of its other main transcripts, the order otherwise kept
-// (subagent transcripts stay after all main ones: Walk). Imported first,
-// a candidate is traced by its own pass and published, instead of being
-// decoded for a session before it and then parsed again by its own pass
-// (issue 17: ~9 % of an import's CPU). Only the order of a folder's
-// sessions changes, and each main transcript is a session of its own.
-// A folder with fewer than two files new to the database (the follower's
-// import of a growing transcript, an import run again) is not listed:
-// no session of it would decode another's.
+// fold) ahead of its other main transcripts, the order otherwise kept.
+// Imported first, a candidate is traced by its own pass and published,
+// instead of being decoded for a session before it and then parsed again
+// by its own pass (issue 17: ~9 % of an import's CPU). Only main
+// transcripts named by their session's uuid move: each is a session of
+// its own, so no session's requests are numbered in another order. A
+// subagent's transcript (in <session>/subagents/, or agent-*.jsonl beside
+// the main ones, as Claude Code 2.0 kept them) and a file of another name
+// (its session comes from its lines) stay where Walk put them, and end
+// the run of files that move. A folder with fewer than two files new to
+// the database (the follower's import of a growing transcript, an import
+// run again) is not listed: no session of it would decode another's.
 func (r *importRun) candidatesFirst(jobs []*importJob) {
-	main := func(j *importJob) bool { return r.predictsFolds(j, j.src.Harness) }
+	main := func(j *importJob) bool {
+		return r.predictsFolds(j, j.src.Harness) && importer.ClaudeNamedSession(j.path) != ""
+	}
 	for i := 0; i < len(jobs); {
 		if !main(jobs[i]) {
 			i++

@@ -116,3 +116,83 @@ func writeFoldSession(t *testing.T, dir string, f, s int) string {
 	}
 	return path
 }
+
+// Claude Code 2.0 kept a session's subagent transcripts beside the main
+// ones (<project>/agent-<id>.jsonl, the session named in their lines):
+// they stay in Walk's order (by name, after the main transcripts), so the
+// session's requests are numbered as before the reorder, whichever of
+// them were written last (review of issue 17's reorder: the latest
+// agents moved ahead of the others, and an agent newer than its main
+// transcript ahead of it).
+func TestOldLayoutSubagentsKeepTheirNumbering(t *testing.T) {
+	const sid = "aaaaaaaa-0000-4000-8000-000000000001"
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		agent func(k int) time.Time // when agent k was written
+		main  time.Time             // when the main transcript was
+		want  []string
+	}{
+		{"agents before their main", func(k int) time.Time { return base.Add(time.Duration(k) * time.Minute) }, base.Add(time.Hour),
+			[]string{"main", "agent07", "agent0f", "agent1c", "agent3d", "agent5e", "agent62", "agent9a", "agenta7", "agentb2", "agentc4", "agente8", "agentf3"}},
+		{"an agent after its main", func(k int) time.Time { return base.Add(time.Duration(k) * time.Hour) }, base.Add(90 * time.Minute),
+			[]string{"main", "agent07", "agent0f", "agent1c", "agent3d", "agent5e", "agent62", "agent9a", "agenta7", "agentb2", "agentc4", "agente8", "agentf3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, settings, _ := importEnv(t)
+			dir := filepath.Join(t.TempDir(), "projects", "-home-u-p")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write := func(name, msg string, at time.Time) {
+				line := fmt.Sprintf(`{"type":"assistant","sessionId":"%s","uuid":"u-%s","timestamp":"%s","requestId":"req_%s",`+
+					`"message":{"id":"msg_%s","model":"claude-sonnet-4-5","role":"assistant","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`+"\n",
+					sid, msg, at.Format(time.RFC3339), msg, msg)
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(p, at.Add(time.Second), at.Add(time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(sid+".jsonl", "main", tc.main)
+			// Other sessions, written after all of them: candidates too.
+			for s := range 3 {
+				id := fmt.Sprintf("bbbbbbbb-0000-4000-8000-%012d", s)
+				line := fmt.Sprintf(`{"type":"assistant","sessionId":"%s","uuid":"o%d","timestamp":"%s","requestId":"req_o%d","message":{"id":"msg_o%d","model":"claude-sonnet-4-5","role":"assistant","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}`+"\n",
+					id, s, base.Format(time.RFC3339), s, s)
+				p := filepath.Join(dir, id+".jsonl")
+				if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				late := base.Add(48 * time.Hour)
+				if err := os.Chtimes(p, late, late); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for k, n := range []string{"f3", "1c", "9a", "07", "c4", "5e", "b2", "3d", "e8", "62", "a7", "0f"} {
+				write("agent-a"+n+"0000.jsonl", "agent"+n, tc.agent(k))
+			}
+			if _, err := Files(context.Background(), db, settings, Sources([]string{filepath.Dir(dir)}, "claude-code"), nil); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.SQL().Query(`SELECT request_id FROM requests WHERE session_id = ? ORDER BY seq`, "claude-code:"+sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, strings.TrimPrefix(strings.Split(id, ":")[0], "msg_"))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("the session's requests in seq order: %v, want Walk's %v", got, tc.want)
+			}
+		})
+	}
+}
