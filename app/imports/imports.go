@@ -248,13 +248,24 @@ type claimer struct {
 	jobs   []*importJob
 	traces *traceCache
 	window chan struct{}
+	// extra: slots past the window for the candidates a worker reads
+	// after the one it holds, when the window is full (a slow file of
+	// an earlier folder holds the writer): two workers' folders of
+	// candidates (historySessions+1 each). borrowed: which jobs hold one
+	// (the writer gives it back).
+	extra    chan struct{}
+	borrowed []bool
 }
+
+// extraSlots bounds claimer.extra.
+const extraSlots = 16
 
 // take claims the next job, or returns -1. With after (a job the caller
 // holds), it claims only a candidate of after's folder that follows it,
-// and only when a window slot is free right away: a worker must not wait
-// for one while it holds jobs the writer waits for. claimed: the job's
-// pass holds its entry in traces.reading, which read releases.
+// and only when a slot is free right away, the window's or else an extra
+// one: a worker must not wait for one while it holds jobs the writer
+// waits for. claimed: the job's pass holds its entry in traces.reading,
+// which read releases.
 func (c *claimer) take(after *importJob) (i int, claimed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -270,7 +281,12 @@ func (c *claimer) take(after *importJob) (i int, claimed bool) {
 		select {
 		case c.window <- struct{}{}:
 		default:
-			return -1, false
+			select {
+			case c.extra <- struct{}{}:
+				c.borrowed[i] = true
+			default:
+				return -1, false
+			}
 		}
 	}
 	c.next++
@@ -380,7 +396,7 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 	}
 	// A bounded window of parsed-but-unstored files keeps memory flat.
 	window := make(chan struct{}, maxGroupFiles)
-	c := &claimer{jobs: jobs, traces: r.traces, window: window}
+	c := &claimer{jobs: jobs, traces: r.traces, window: window, extra: make(chan struct{}, extraSlots), borrowed: make([]bool, len(jobs))}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -401,9 +417,11 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 				// A candidate's pass publishes its trace before the pass
 				// predicts (finish), but its prediction reads the folder's
 				// other candidates: read first, while they come next, so
-				// each is traced by its own pass and none is decoded
-				// twice (the first of a folder's sessions with a fold
-				// otherwise decoded them all).
+				// each is traced by its own pass, not decoded once more
+				// for this prediction (the first of a folder's sessions
+				// with a fold otherwise decoded them all). Past the extra
+				// slots, or for a file traced by no pass of this import
+				// (appended lines), Trace still decodes it.
 				for {
 					j, claimed := c.take(jobs[i])
 					if j < 0 {
@@ -433,7 +451,11 @@ func (r *importRun) runJobs(jobs []*importJob) []FileResult {
 		}
 		for k, res := range r.storeGroup(group) {
 			results[i+k] = res
-			<-window
+			if c.borrowed[i+k] {
+				<-c.extra
+			} else {
+				<-window
+			}
 			r.filesDone.Add(1)
 		}
 		i += len(group)
@@ -587,9 +609,10 @@ type pass struct {
 // published when it is a candidate of its folder. claimed: the pass holds
 // the file in traces.reading (runJobs took it with the job), so a worker
 // asking for its trace meanwhile waits for this pass. read releases it,
-// whatever the pass brought, as soon as it knows it will publish no trace
-// (a worker waiting for one then decodes the file itself: Trace looks
-// again), else once the trace is published.
+// whatever the pass brought: before parsing when it will not trace the
+// file (appended lines, no fold), else when it returns, its trace
+// published if it has one to publish (a worker waiting for one then
+// finds it in the cache, or decodes the file itself: Trace looks again).
 func (r *importRun) read(job *importJob, again, claimed bool) *pass {
 	release := func() {}
 	if claimed {
@@ -756,6 +779,9 @@ func (r *importRun) finish(ps *pass) parsed {
 	p, res := ps.p, ps.res
 	if res == nil {
 		return p
+	}
+	if err := r.ctx.Err(); err != nil {
+		return fail(p, err) // cancelled: no predictions (they may decode other transcripts)
 	}
 	job, harness, key, head, size, offset, from, restart, again := p.job, ps.harness, ps.key, ps.head, ps.size, ps.offset, ps.from, ps.restart, ps.again
 	if job.src.Reader != nil && !again {
@@ -989,7 +1015,8 @@ func (c *traceCache) Decoding(path string) bool {
 // is waited for, not decoded twice: every session of a project asks for
 // the same few latest transcripts, so without this both workers decoded
 // each of them at once (issue 17's profile). So is a candidate whose own
-// import pass is under way (claim): it publishes its trace.
+// import pass is under way (claim): it publishes its trace when it has
+// one, and Trace looks again either way.
 func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 	st, err := os.Stat(path)
 	if err != nil {

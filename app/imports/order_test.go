@@ -117,6 +117,64 @@ func writeFoldSession(t *testing.T, dir string, f, s int) string {
 	return path
 }
 
+// A folder of small sessions before the folder with folds fills the
+// window (maxGroupFiles) while the writer stores it: the worker holding
+// the next folder's first candidate takes the candidates after it from
+// the extra slots, so none is decoded for its prediction and again by its
+// own pass (review of issue 17's reorder: every other candidate was,
+// with 63 files before it). A slow job of the first folder (the hook)
+// holds the writer the same way.
+func TestCandidatesAreDecodedOnceAfterAFullWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before int
+		slow   int // job whose pass waits (-1: none)
+	}{
+		{"63 files before", 63, -1},
+		{"64 files before", 64, -1},
+		{"a slow file before", maxGroupFiles + 8, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			projects := filepath.Join(t.TempDir(), "projects")
+			small := filepath.Join(projects, "-a")
+			if err := os.MkdirAll(small, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.before {
+				line := fmt.Sprintf(`{"type":"assistant","sessionId":"s%d","uuid":"u%d","timestamp":"2026-11-01T10:00:00Z","requestId":"req_%d",`+
+					`"message":{"id":"msg_%d","model":"claude-sonnet-4-5","role":"assistant","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`+"\n", i, i, i, i)
+				if err := os.WriteFile(filepath.Join(small, fmt.Sprintf("%08d-0000-4000-8000-000000000000.jsonl", i)), []byte(line), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for s := range 16 {
+				writeFoldSession(t, filepath.Join(projects, "-b"), 1, s)
+			}
+			db, settings, _ := importEnv(t)
+			var mu sync.Mutex
+			decoded := map[string]int{}
+			testHookReadTrace = func(path string) {
+				mu.Lock()
+				decoded[filepath.Base(path)]++
+				mu.Unlock()
+			}
+			testHookClaimed = func(i int) {
+				if i == tc.slow {
+					time.Sleep(300 * time.Millisecond)
+				}
+			}
+			defer func() { testHookReadTrace, testHookClaimed = nil, nil }()
+			res, err := Files(context.Background(), db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil)
+			if err != nil || res.Folds != 16 {
+				t.Fatalf("%d folds, %v", res.Folds, err)
+			}
+			if len(decoded) > 0 {
+				t.Errorf("candidates decoded for another session's prediction as well as by their own pass: %v", decoded)
+			}
+		})
+	}
+}
+
 // Claude Code 2.0 kept a session's subagent transcripts beside the main
 // ones (<project>/agent-<id>.jsonl, the session named in their lines):
 // they stay in Walk's order (by name, after the main transcripts), so the
