@@ -639,6 +639,7 @@ func (r *importRun) read(job *importJob, again, claimed bool) *pass {
 	var size int64
 	atEOF := false
 	key := job.path
+	var opened os.FileInfo // the file when the pass opened it
 	if job.src.Reader != nil {
 		if c, ok := job.src.Reader.(io.Closer); ok {
 			defer c.Close() // a spooled upload holds a descriptor only while it is read
@@ -668,6 +669,7 @@ func (r *importRun) read(job *importJob, again, claimed bool) *pass {
 		}
 		defer f.Close()
 		info, err := f.Stat()
+		opened = info
 		if err != nil {
 			return &pass{p: fail(p, err)}
 		}
@@ -762,13 +764,13 @@ func (r *importRun) read(job *importJob, again, claimed bool) *pass {
 		// (ccfold.EarlierSessionsFrom), without reading it again.
 		r.traces.noteFolds(job.path, size, hasFold(res.Records))
 	}
-	if res.Trace != nil && res.Consumed == size && ccfold.MayLearnFrom(r.traces.Candidates(filepath.Dir(job.path)), job.path) {
+	if res.Trace != nil && opened != nil && res.Consumed == size && ccfold.MayLearnFrom(r.traces.Candidates(filepath.Dir(job.path)), job.path) {
 		// Kept for the later sessions of the project, which all learn from
 		// its few latest transcripts; published before this pass predicts
 		// its own folds (finish), so no pass waits for one that waits in
 		// turn. Only a trace of the whole file: ccfold.ReadTrace's, which
 		// the hook reads, would hold a last line without its newline.
-		r.traces.put(job.path, res.Trace)
+		r.traces.put(job.path, res.Trace, opened)
 	}
 	return &pass{p: p, res: res, harness: harness, key: key, head: head, size: size, offset: offset, from: from, restart: restart, again: again}
 }
@@ -1089,11 +1091,12 @@ func (c *traceCache) has(path string) bool {
 	return ok && e.size == st.Size() && e.mod.Equal(st.ModTime())
 }
 
-// put keeps a trace an import pass built of the file as it is now.
-func (c *traceCache) put(path string, tr *importer.ClaudeTrace) {
-	if st, err := os.Stat(path); err == nil {
-		c.store(path, tr, st)
-	}
+// put keeps a trace an import pass built of the file as the pass found
+// it when it opened it (st): a file written to since is then not taken
+// for the one traced (Trace and has compare size and time), where a stat
+// at put's time said the trace held lines it never read.
+func (c *traceCache) put(path string, tr *importer.ClaudeTrace, st os.FileInfo) {
+	c.store(path, tr, st)
 }
 
 func (c *traceCache) store(path string, tr *importer.ClaudeTrace, st os.FileInfo) {

@@ -254,3 +254,46 @@ func TestOldLayoutSubagentsKeepTheirNumbering(t *testing.T) {
 		})
 	}
 }
+
+// A trace is kept as the trace of the file its pass opened: a file
+// written to after that (the harness appends while the import reads it)
+// is not taken for the one traced, and is decoded again when asked for.
+// put used to stat the file when it stored the trace, and so vouched for
+// lines the pass never read.
+func TestTraceKeptAsTheFileItsPassOpened(t *testing.T) {
+	path := writeFoldSession(t, filepath.Join(t.TempDir(), "projects", "-p"), 0, 0)
+	opened, err := os.Stat(path) // the pass opens the file and reads it
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0) // the harness appends meanwhile
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"type":"user","message":{"role":"user","content":"more"}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	c := newTraceCache(traceCacheBytes)
+	c.put(path, &importer.ClaudeTrace{}, opened) // the pass publishes what it read
+	if c.has(path) {
+		t.Fatal("a file appended to after its pass opened it is taken for the one traced")
+	}
+	tr, err := c.Trace(path)
+	if err != nil || tr == nil || len(tr.Events) == 0 {
+		t.Fatalf("Trace of the grown file: %v, %v", tr, err)
+	}
+	c.put(path, tr, mustStat(t, path))
+	if !c.has(path) {
+		t.Fatal("the trace of the file as it is was not kept")
+	}
+}
+
+func mustStat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
