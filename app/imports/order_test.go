@@ -3,6 +3,7 @@ package imports
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,36 +32,14 @@ func TestCandidatesAreDecodedOnce(t *testing.T) {
 		}
 	}
 	db, settings, _ := importEnv(t)
-	var mu sync.Mutex
-	decoded := map[string]int{}
-	testHookReadTrace = func(path string) {
-		mu.Lock()
-		decoded[filepath.Base(path)]++
-		mu.Unlock()
-	}
-	defer func() { testHookReadTrace = nil }()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	var res Result
-	go func() {
-		var err error
-		res, err = Files(ctx, db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-ctx.Done():
-		t.Fatal("the import hung: a pass waited for a trace that a waiting pass held")
-	}
+	decoded := countDecodes(t)
+	res := importWithin(t, db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}},
+		"the import hung: a pass waited for a trace that a waiting pass held")
 	if res.Folds != len(mains) {
 		t.Fatalf("%d folds stored, want %d", res.Folds, len(mains))
 	}
-	if len(decoded) > 0 {
-		t.Errorf("candidates decoded again for another session's prediction: %v", decoded)
+	if d := decoded(); len(d) > 0 {
+		t.Errorf("candidates decoded again for another session's prediction: %v", d)
 	}
 	// And the predictions are still the hook's, learned from the sessions
 	// before (else the test could not tell which were read).
@@ -71,7 +50,7 @@ func TestCandidatesAreDecodedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := ccfold.Replay(tr, ccfold.EarlierSessions(p, ccfold.Start(tr)), ccfold.Env{})
-		s, err := db.Series(ctx, "claude-code:"+strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+		s, err := db.Series(context.Background(), "claude-code:"+strings.TrimSuffix(filepath.Base(p), ".jsonl"))
 		if err != nil || len(s.Folds) != 1 || len(want) != 1 || s.Folds[0].PredictedColdTokens == nil {
 			t.Fatalf("%s: %+v, hook %+v, %v", p, s.Folds, want, err)
 		}
@@ -84,6 +63,24 @@ func TestCandidatesAreDecodedOnce(t *testing.T) {
 	}
 	if learned == 0 {
 		t.Fatal("no prediction learned from an earlier session")
+	}
+}
+
+// countDecodes counts, until the test ends, the transcripts Trace decodes
+// (ccfold.ReadTrace) by name; the function returns them so far.
+func countDecodes(t *testing.T) func() map[string]int {
+	var mu sync.Mutex
+	decoded := map[string]int{}
+	testHookReadTrace = func(path string) {
+		mu.Lock()
+		decoded[filepath.Base(path)]++
+		mu.Unlock()
+	}
+	t.Cleanup(func() { testHookReadTrace = nil })
+	return func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(decoded)
 	}
 }
 
@@ -136,40 +133,24 @@ func TestCandidatesAreDecodedOnceAfterAFullWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			projects := filepath.Join(t.TempDir(), "projects")
-			small := filepath.Join(projects, "-a")
-			if err := os.MkdirAll(small, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for i := range tc.before {
-				line := fmt.Sprintf(`{"type":"assistant","sessionId":"s%d","uuid":"u%d","timestamp":"2026-11-01T10:00:00Z","requestId":"req_%d",`+
-					`"message":{"id":"msg_%d","model":"claude-sonnet-4-5","role":"assistant","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`+"\n", i, i, i, i)
-				if err := os.WriteFile(filepath.Join(small, fmt.Sprintf("%08d-0000-4000-8000-000000000000.jsonl", i)), []byte(line), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeSmallSessions(t, filepath.Join(projects, "-a"), tc.before)
 			for s := range 16 {
 				writeFoldSession(t, filepath.Join(projects, "-b"), 1, s)
 			}
 			db, settings, _ := importEnv(t)
-			var mu sync.Mutex
-			decoded := map[string]int{}
-			testHookReadTrace = func(path string) {
-				mu.Lock()
-				decoded[filepath.Base(path)]++
-				mu.Unlock()
-			}
+			decoded := countDecodes(t)
 			testHookClaimed = func(i int) {
 				if i == tc.slow {
 					time.Sleep(300 * time.Millisecond)
 				}
 			}
-			defer func() { testHookReadTrace, testHookClaimed = nil, nil }()
+			defer func() { testHookClaimed = nil }()
 			res, err := Files(context.Background(), db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil)
 			if err != nil || res.Folds != 16 {
 				t.Fatalf("%d folds, %v", res.Folds, err)
 			}
-			if len(decoded) > 0 {
-				t.Errorf("candidates decoded for another session's prediction as well as by their own pass: %v", decoded)
+			if d := decoded(); len(d) > 0 {
+				t.Errorf("candidates decoded for another session's prediction as well as by their own pass: %v", d)
 			}
 		})
 	}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"tollgate/app/config"
+	"tollgate/storage/sqlite"
 )
 
 // A worker paused between claiming job 0 and parsing it, while the others
@@ -20,26 +23,47 @@ func TestSlowWorkerDoesNotStallTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	const files = maxGroupFiles + 16
-	for i := range files {
-		line := fmt.Sprintf(`{"type":"assistant","sessionId":"s%d","uuid":"u%d","timestamp":"2026-11-01T10:00:00Z","requestId":"req_%d",`+
-			`"message":{"id":"msg_%d","model":"claude-sonnet-4-5","role":"assistant","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`+"\n", i, i, i, i)
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%08d-0000-4000-8000-000000000000.jsonl", i)), []byte(line), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeSmallSessions(t, dir, files)
 	testHookClaimed = func(i int) {
 		if i == 0 {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	defer func() { testHookClaimed = nil }()
+	res := importWithin(t, db, settings, Sources([]string{filepath.Dir(dir)}, "claude-code"),
+		"the import hung: a worker waiting for a window slot held the job the writer waits for")
+	if res.Requests != files {
+		t.Fatalf("stored %d requests of %d", res.Requests, files)
+	}
+}
+
+// writeSmallSessions writes n one-request sessions into dir, named so
+// they sort as they are numbered.
+func writeSmallSessions(t *testing.T, dir string, n int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		line := fmt.Sprintf(`{"type":"assistant","sessionId":"s%d","uuid":"u%d","timestamp":"2026-11-01T10:00:00Z","requestId":"req_%d",`+
+			`"message":{"id":"msg_%d","model":"claude-sonnet-4-5","role":"assistant","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`+"\n", i, i, i, i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%08d-0000-4000-8000-000000000000.jsonl", i)), []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// importWithin imports srcs, failing the test with hung when the import
+// has not ended within 20 seconds.
+func importWithin(t *testing.T, db *sqlite.DB, settings *config.Settings, srcs []Source, hung string) Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
 	var res Result
 	go func() {
 		var err error
-		res, err = Files(ctx, db, settings, Sources([]string{filepath.Dir(dir)}, "claude-code"), nil)
+		res, err = Files(ctx, db, settings, srcs, nil)
 		done <- err
 	}()
 	select {
@@ -48,11 +72,9 @@ func TestSlowWorkerDoesNotStallTheWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-ctx.Done():
-		t.Fatal("the import hung: a worker waiting for a window slot held the job the writer waits for")
+		t.Fatal(hung)
 	}
-	if res.Requests != files {
-		t.Fatalf("stored %d requests of %d", res.Requests, files)
-	}
+	return res
 }
 
 // tollgate import of a folder that is a symlink walks where it leads
