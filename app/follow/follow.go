@@ -361,6 +361,12 @@ func isAncestor(dir, path string) bool {
 // recently modified first, up to the root's MaxWatches. OpenCode's folder
 // is watched alone: its database sits at the top, and the folders below
 // (snapshots, logs, binaries) hold no log and could be thousands.
+//
+// A folder made inside one before that one's watch was added sends no
+// event (mkdir -p of Codex's year/month/day folders: the walk can list
+// the month before the day exists, and the month's watch comes after the
+// day): the tree is walked again after its watches are in place, until a
+// walk finds no folder it has not yet added.
 func (f *Follower) watchTree(root int, dir string) {
 	rootDir := f.folders[root].root.Dir
 	if f.folders[root].root.Harness == opencode.Harness {
@@ -369,29 +375,6 @@ func (f *Follower) watchTree(root int, dir string) {
 		}
 		return
 	}
-	type aged struct {
-		dir string
-		mod time.Time
-	}
-	var dirs []aged
-	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil // unreadable or vanished: the rescan tries again
-		}
-		var mod time.Time
-		if info, err := d.Info(); err == nil {
-			mod = info.ModTime()
-		}
-		dirs = append(dirs, aged{path, mod})
-		return nil
-	})
-	// The root itself first (its new project folders), then the newest.
-	sort.SliceStable(dirs, func(i, j int) bool {
-		if (dirs[i].dir == rootDir) != (dirs[j].dir == rootDir) {
-			return dirs[i].dir == rootDir
-		}
-		return dirs[i].mod.After(dirs[j].mod)
-	})
 	if dir == rootDir {
 		// The whole tree is looked at again: what was left to the rescan
 		// is judged anew (a folder that went quiet may give way).
@@ -403,9 +386,57 @@ func (f *Follower) watchTree(root int, dir string) {
 		}
 		f.mu.Unlock()
 	}
-	for _, d := range dirs {
-		f.addWatch(root, d.dir, d.mod)
+	added := map[string]bool{}
+	for range maxTreeWalks {
+		dirs := newFolders(dir, rootDir, added)
+		if testHookWalked != nil {
+			testHookWalked(dir)
+		}
+		if len(dirs) == 0 {
+			return
+		}
+		for _, d := range dirs {
+			added[d.dir] = true
+			f.addWatch(root, d.dir, d.mod)
+		}
 	}
+}
+
+// testHookWalked, set by tests only, runs after each of watchTree's walks,
+// before the watches are added.
+var testHookWalked func(dir string)
+
+// maxTreeWalks bounds watchTree's walks of one tree: a folder made after
+// its parent's watch sends its own event.
+const maxTreeWalks = 4
+
+type agedFolder struct {
+	dir string
+	mod time.Time
+}
+
+// newFolders lists the folders of dir's tree that are not in added: the
+// root first (its new project folders), then the most recently modified.
+func newFolders(dir, rootDir string, added map[string]bool) []agedFolder {
+	var dirs []agedFolder
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || added[path] {
+			return nil // unreadable or vanished: the rescan tries again
+		}
+		var mod time.Time
+		if info, err := d.Info(); err == nil {
+			mod = info.ModTime()
+		}
+		dirs = append(dirs, agedFolder{path, mod})
+		return nil
+	})
+	sort.SliceStable(dirs, func(i, j int) bool {
+		if (dirs[i].dir == rootDir) != (dirs[j].dir == rootDir) {
+			return dirs[i].dir == rootDir
+		}
+		return dirs[i].mod.After(dirs[j].mod)
+	})
+	return dirs
 }
 
 // addWatch watches dir (modified at mod) for root. Past the root's

@@ -668,6 +668,56 @@ func TestCodexRolloutInANewDayFolder(t *testing.T) {
 	})
 }
 
+// A folder made inside a new one between the walk that listed the new
+// folder's tree and the watch on it sends no event (mkdir -p of Codex's
+// year/month/day: the day can come after the walk listed the month, and
+// before the month's watch): the tree is walked again once its watches
+// are in place, so a rollout written into the day later is followed at
+// once, not at the next minute's rescan.
+func TestAFolderMadeWhileItsParentIsWatchedIsWatched(t *testing.T) {
+	real := filepath.Join("..", "..", "..", "shared", "data", "codex", "crud.jsonl")
+	body, err := os.ReadFile(real)
+	if err != nil {
+		t.Skip("no ../shared/data/codex:", err)
+	}
+	w := newWorld(t)
+	sessions := filepath.Join(t.TempDir(), "codex", "sessions")
+	if err := os.MkdirAll(sessions, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	year := filepath.Join(sessions, "2026")
+	day := filepath.Join(year, "02", "01")
+	var once sync.Once
+	testHookWalked = func(dir string) {
+		if dir == year {
+			// The walk listed 2026 and 02; the day comes now, before
+			// the watches on them.
+			once.Do(func() {
+				if err := os.Mkdir(day, 0o755); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	defer func() { testHookWalked = nil }()
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.Codex, Dir: sessions}}})
+	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
+	if err := os.MkdirAll(filepath.Join(year, "02"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the day folder made and the tree walked", func() bool { return dirExists(day) })
+	waitFor(t, "4 folders watched (sessions, year, month, day)", func() bool { return f.Status().Folders[0].Watched == 4 })
+	rollout := filepath.Join(day, "rollout-2026-02-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
+	if err := os.WriteFile(rollout, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	size := fileSize(t, rollout)
+	waitFor(t, "the rollout in the day folder", func() bool {
+		st, ok, _ := w.db.ImportStateOf(context.Background(), rollout)
+		return ok && st.Offset == size
+	})
+}
+
 // Claude Code run for the first time after tollgate started: none of
 // ~/.claude/projects/<project> exists, and Claude Code makes the folders
 // and writes its transcript in one go.
