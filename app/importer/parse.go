@@ -229,9 +229,10 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 func ClaudeRole(path string) string { return claudeRole(path) }
 
 // ClaudeNamedSession is the session a Claude Code main transcript is by
-// its file name (<session uuid>.jsonl), "" for a subagent's transcript or
-// another name (the session then comes from its lines, and two files may
-// share one).
+// its file name (<session uuid>.jsonl); "" for a subagent's transcript (its
+// session is its folder's or its lines') and for a main transcript of
+// another name (its session comes from its lines, and two files may share
+// one).
 func ClaudeNamedSession(path string) string {
 	if claudeRole(path) != PurposeConversation {
 		return ""

@@ -250,14 +250,16 @@ type claimer struct {
 	window chan struct{}
 	// extra: slots past the window for the candidates a worker reads
 	// after the one it holds, when the window is full (a slow file of
-	// an earlier folder holds the writer): two workers' folders of
-	// candidates (historySessions+1 each). borrowed: which jobs hold one
-	// (the writer gives it back).
+	// an earlier folder holds the writer). The first candidate of a
+	// folder holds a window slot, so a folder borrows at most
+	// historySessions (8, ccfold's); extraSlots is two folders' worth.
+	// borrowed: which jobs hold one (the writer gives it back).
 	extra    chan struct{}
 	borrowed []bool
 }
 
-// extraSlots bounds claimer.extra.
+// extraSlots bounds claimer.extra: twice ccfold's historySessions. Past
+// it a candidate may be decoded twice again, never lost.
 const extraSlots = 16
 
 // take claims the next job, or returns -1. With after (a job the caller

@@ -2,10 +2,12 @@ package imports
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -277,4 +279,49 @@ func mustStat(t *testing.T, path string) os.FileInfo {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// A pass cancelled between its read and its finish predicts nothing (its
+// prediction would decode the folder's other candidates for a pass that
+// stores nothing); every job is answered, and the import returns the
+// cancellation and stores nothing.
+func TestACancelledPassPredictsNothing(t *testing.T) {
+	for _, procs := range []int{1, 2} {
+		t.Run(fmt.Sprint(procs, " workers"), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			projects := filepath.Join(t.TempDir(), "projects")
+			for s := range 16 {
+				writeFoldSession(t, filepath.Join(projects, "-b"), 1, s)
+			}
+			db, settings, _ := importEnv(t)
+			decoded := countDecodes(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			testHookClaimed = func(i int) {
+				if i == 1 {
+					cancel()
+				}
+			}
+			defer func() { testHookClaimed = nil }()
+			res, err := Files(ctx, db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("import cancelled at its second file: %v", err)
+			}
+			if len(res.Files) != 16 {
+				t.Fatalf("%d files answered of 16", len(res.Files))
+			}
+			for _, f := range res.Files {
+				if f.Err == nil && !f.Unchanged {
+					t.Errorf("%s: no error after the cancellation: %+v", f.Path, f)
+				}
+			}
+			var n int
+			if err := db.SQL().QueryRow(`SELECT count(*) FROM requests`).Scan(&n); err != nil || n != 0 {
+				t.Errorf("%d requests stored, %v", n, err)
+			}
+			if d := decoded(); len(d) > 0 {
+				t.Errorf("a cancelled pass decoded candidates for its prediction: %v", d)
+			}
+		})
+	}
 }
