@@ -761,6 +761,9 @@ func (r *importRun) read(job *importJob, again, claimed bool) *pass {
 	if err != nil {
 		return &pass{p: fail(p, err)}
 	}
+	if testHookParsed != nil {
+		testHookParsed(job.path)
+	}
 	if opts.TraceFolds && res.Consumed == size {
 		// Read whole: whether it has a fold, for the sessions after it
 		// (ccfold.EarlierSessionsFrom), without reading it again.
@@ -1055,6 +1058,10 @@ func (c *traceCache) Trace(path string) (*importer.ClaudeTrace, error) {
 	c.store(path, tr, st)
 	return tr, nil
 }
+
+// testHookParsed, set by tests only, runs when a pass has parsed its file,
+// before it publishes its trace.
+var testHookParsed func(path string)
 
 // testHookReadTrace, set by tests only, runs when Trace decodes a file.
 var testHookReadTrace func(path string)

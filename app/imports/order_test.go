@@ -325,3 +325,48 @@ func TestACancelledPassPredictsNothing(t *testing.T) {
 		})
 	}
 }
+
+// The same through an import: a candidate appended to after its pass
+// parsed it, before the pass published its trace, is not taken for the
+// file traced.
+func TestAnAppendDuringThePassIsNotTakenForTraced(t *testing.T) {
+	projects := filepath.Join(t.TempDir(), "projects")
+	var paths []string
+	for s := range 3 {
+		paths = append(paths, writeFoldSession(t, filepath.Join(projects, "-p"), 0, s))
+	}
+	grown := paths[2] // the latest: a candidate, traced by its own pass
+	testHookParsed = func(path string) {
+		if path != grown {
+			return
+		}
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.WriteString(`{"type":"user","message":{"role":"user","content":"more"}}` + "\n"); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { testHookParsed = nil }()
+	db, settings, _ := importEnv(t)
+	traces := newTraceCache(traceCacheBytes)
+	if _, err := filesWith(context.Background(), db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil, traces); err != nil {
+		t.Fatal(err)
+	}
+	// What the cache holds for the file as it is now is the trace of all
+	// of it (decoded again when a later session asked), not the pass's.
+	held, err := traces.Trace(grown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := ccfold.ReadTrace(grown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(held.Events) != len(whole.Events) {
+		t.Fatalf("the cache holds a trace of %d events for the grown transcript, which has %d: the pass's, without the appended line", len(held.Events), len(whole.Events))
+	}
+}
