@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -608,16 +609,8 @@ func BenchmarkHistoryImport(b *testing.B) {
 // that Codex creates the same moment (sessions/YYYY/MM/DD): the new
 // folders are watched and the rollout read as it grows.
 func TestCodexRolloutInANewDayFolder(t *testing.T) {
+	w, body, sessions := codexWorld(t)
 	real := filepath.Join("..", "..", "..", "shared", "data", "codex", "crud.jsonl")
-	body, err := os.ReadFile(real)
-	if err != nil {
-		t.Skip("no ../shared/data/codex:", err)
-	}
-	w := newWorld(t)
-	sessions := filepath.Join(t.TempDir(), "codex", "sessions")
-	if err := os.MkdirAll(sessions, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.Codex, Dir: sessions}}})
 	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
 
@@ -675,37 +668,33 @@ func TestCodexRolloutInANewDayFolder(t *testing.T) {
 // are in place, so a rollout written into the day later is followed at
 // once, not at the next minute's rescan.
 func TestAFolderMadeWhileItsParentIsWatchedIsWatched(t *testing.T) {
-	real := filepath.Join("..", "..", "..", "shared", "data", "codex", "crud.jsonl")
-	body, err := os.ReadFile(real)
-	if err != nil {
-		t.Skip("no ../shared/data/codex:", err)
-	}
-	w := newWorld(t)
-	sessions := filepath.Join(t.TempDir(), "codex", "sessions")
-	if err := os.MkdirAll(sessions, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	w, body, sessions := codexWorld(t)
 	year := filepath.Join(sessions, "2026")
-	day := filepath.Join(year, "02", "01")
-	var once sync.Once
+	month := filepath.Join(year, "02")
+	day := filepath.Join(month, "01")
+	var made atomic.Bool
 	testHookWalked = func(dir string) {
-		if dir == year {
-			// The walk listed 2026 and 02; the day comes now, before
-			// the watches on them.
-			once.Do(func() {
-				if err := os.Mkdir(day, 0o755); err != nil {
-					t.Error(err)
-				}
-			})
+		// The walk listed 2026 and 02; the day comes now, before the
+		// watches on them.
+		if dir == year && dirExists(month) && made.CompareAndSwap(false, true) {
+			if err := os.Mkdir(day, 0o755); err != nil {
+				t.Error(err)
+			}
 		}
 	}
-	defer func() { testHookWalked = nil }()
+	t.Cleanup(func() { testHookWalked = nil }) // after the follower stops (cleanups run last first)
 	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.Codex, Dir: sessions}}})
 	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
-	if err := os.MkdirAll(filepath.Join(year, "02"), 0o755); err != nil {
+	// 2026/02 arrives whole (one event, its month already in it when the
+	// walk lists it): made elsewhere and moved in.
+	staging := filepath.Join(t.TempDir(), "2026")
+	if err := os.MkdirAll(filepath.Join(staging, "02"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the day folder made and the tree walked", func() bool { return dirExists(day) })
+	if err := os.Rename(staging, year); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the day folder made between the walk and the watches", made.Load)
 	waitFor(t, "4 folders watched (sessions, year, month, day)", func() bool { return f.Status().Folders[0].Watched == 4 })
 	rollout := filepath.Join(day, "rollout-2026-02-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
 	if err := os.WriteFile(rollout, body, 0o644); err != nil {
@@ -716,6 +705,22 @@ func TestAFolderMadeWhileItsParentIsWatchedIsWatched(t *testing.T) {
 		st, ok, _ := w.db.ImportStateOf(context.Background(), rollout)
 		return ok && st.Offset == size
 	})
+}
+
+// codexWorld is a world with an empty Codex sessions folder, and the real
+// rollout of ../shared/data/codex (the test is skipped without it).
+func codexWorld(t *testing.T) (w *world, rollout []byte, sessions string) {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "codex", "crud.jsonl"))
+	if err != nil {
+		t.Skip("no ../shared/data/codex:", err)
+	}
+	w = newWorld(t)
+	sessions = filepath.Join(t.TempDir(), "codex", "sessions")
+	if err := os.MkdirAll(sessions, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return w, body, sessions
 }
 
 // Claude Code run for the first time after tollgate started: none of
