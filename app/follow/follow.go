@@ -420,8 +420,11 @@ type agedFolder struct {
 func newFolders(dir, rootDir string, added map[string]bool) []agedFolder {
 	var dirs []agedFolder
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() || added[path] {
+		if err != nil || !d.IsDir() {
 			return nil // unreadable or vanished: the rescan tries again
+		}
+		if added[path] {
+			return nil // added by an earlier walk; its folders are still walked
 		}
 		var mod time.Time
 		if info, err := d.Info(); err == nil {
