@@ -527,29 +527,13 @@ func measureUser(s *jsonl.Scanner, meta bool) (m userMeasure, walked bool) {
 // eachElem walks an array, calling elem for every element that is an
 // object (others are skipped).
 func eachElem(s *jsonl.Scanner, elem func()) {
-	if !s.Expect('[') {
-		return
-	}
-	if s.Peek() == ']' {
-		s.I++
-		return
-	}
-	for s.Err == nil {
+	s.Elems("an array", func() {
 		if s.Peek() == '{' {
 			elem()
 		} else {
 			s.Skip()
 		}
-		switch s.Peek() {
-		case ',':
-			s.I++
-		case ']':
-			s.I++
-			return
-		default:
-			s.Fail("want ',' or ']' in an array")
-		}
-	}
+	})
 }
 
 // fileOp turns a file tool's result into a FileOp on ev. The input and

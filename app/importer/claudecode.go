@@ -531,33 +531,19 @@ func contentChars(s *jsonl.Scanner) int {
 		return 0
 	}
 	n := 0
-	s.I++
-	if s.Peek() == ']' {
-		s.I++
-		return 0
-	}
-	for s.Err == nil {
-		if s.Peek() == '{' {
-			s.Object(func(k []byte) {
-				if string(k) == "text" && s.Peek() == '"' {
-					n += s.StrLen()
-				} else {
-					s.Skip()
-				}
-			})
-		} else {
+	s.Elems("content", func() {
+		if s.Peek() != '{' {
 			s.Skip()
+			return
 		}
-		switch s.Peek() {
-		case ',':
-			s.I++
-		case ']':
-			s.I++
-			return n
-		default:
-			s.Fail("want ',' or ']' in content")
-		}
-	}
+		s.Object(func(k []byte) {
+			if string(k) == "text" && s.Peek() == '"' {
+				n += s.StrLen()
+			} else {
+				s.Skip()
+			}
+		})
+	})
 	return n
 }
 

@@ -191,24 +191,4 @@ func ReadResult(s *jsonl.Scanner, prev jsonl.Text) (Result, bool) {
 
 // eachValue walks an array, calling elem for every element (elem must
 // consume it).
-func eachValue(s *jsonl.Scanner, elem func()) {
-	if !s.Expect('[') {
-		return
-	}
-	if s.Peek() == ']' {
-		s.I++
-		return
-	}
-	for s.Err == nil {
-		elem()
-		switch s.Peek() {
-		case ',':
-			s.I++
-		case ']':
-			s.I++
-			return
-		default:
-			s.Fail("want ',' or ']' in an array")
-		}
-	}
-}
+func eachValue(s *jsonl.Scanner, elem func()) { s.Elems("an array", elem) }

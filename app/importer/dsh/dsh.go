@@ -292,12 +292,7 @@ func usage(s *jsonl.Scanner) pricing.Usage {
 
 // units reads [{"id","tokens"},…] and returns the count and the tokens.
 func units(s *jsonl.Scanner) (count, tokens int64) {
-	s.I++ // '['
-	if s.Peek() == ']' {
-		s.I++
-		return 0, 0
-	}
-	for s.Err == nil {
+	s.Elems("units", func() {
 		count++
 		s.Object(func(k []byte) {
 			if string(k) == "tokens" {
@@ -306,17 +301,11 @@ func units(s *jsonl.Scanner) (count, tokens int64) {
 				s.Skip()
 			}
 		})
-		switch s.Peek() {
-		case ',':
-			s.I++
-		case ']':
-			s.I++
-			return count, min(tokens, jsonl.MaxCount)
-		default:
-			s.Fail("want ',' or ']' in units")
-		}
+	})
+	if s.Err != nil {
+		return count, tokens
 	}
-	return count, tokens
+	return count, min(tokens, jsonl.MaxCount)
 }
 
 func trigger(t string) string {

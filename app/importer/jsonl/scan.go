@@ -598,6 +598,30 @@ func (s *Scanner) Object(field func(key []byte)) {
 	}
 }
 
+// Elems walks an array, calling elem for every element; elem must consume
+// it (or call s.Skip). what names the array in an error.
+func (s *Scanner) Elems(what string, elem func()) {
+	if !s.Expect('[') {
+		return
+	}
+	if s.Peek() == ']' {
+		s.I++
+		return
+	}
+	for s.Err == nil {
+		elem()
+		switch s.Peek() {
+		case ',':
+			s.I++
+		case ']':
+			s.I++
+			return
+		default:
+			s.Fail("want ',' or ']' in %s", what)
+		}
+	}
+}
+
 // isNull consumes a null if one comes next.
 func (s *Scanner) IsNull() bool {
 	if s.Peek() == 'n' {
