@@ -198,7 +198,7 @@ func ValidHarness(h string) bool {
 // run again) is not listed: no session of it would decode another's.
 func (r *importRun) candidatesFirst(jobs []*importJob) {
 	main := func(j *importJob) bool {
-		return r.predictsFolds(j, j.src.Harness) && importer.ClaudeNamedSession(j.path) != ""
+		return importer.ClaudeNamedSession(j.path) != "" && r.predictsFolds(j, r.harnessOf(j))
 	}
 	for i := 0; i < len(jobs); {
 		if !main(jobs[i]) {
@@ -231,6 +231,28 @@ func (r *importRun) candidatesFirst(jobs []*importJob) {
 		})
 		i = j
 	}
+}
+
+// harnessOf says which harness wrote job's file before its pass reads
+// it, as the pass will: the harness given, else the one stored with the
+// file, else what its first bytes say (`tollgate import PATH` without
+// --harness; one read of headSize bytes a uuid-named file, candidatesFirst's
+// only). "" when it cannot tell: the file then keeps its place.
+func (r *importRun) harnessOf(job *importJob) string {
+	if job.src.Harness != "" || job.src.Reader != nil {
+		return job.src.Harness
+	}
+	if st, ok := r.states[job.path]; ok && st.Harness != "" {
+		return st.Harness
+	}
+	f, err := importer.OpenRegular(job.path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, headSize)
+	n, _ := io.ReadFull(f, head)
+	return detect(job.path, head[:n])
 }
 
 // testHookClaimed, set by tests only, runs when a worker has claimed job

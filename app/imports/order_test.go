@@ -1,6 +1,7 @@
 package imports
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,16 @@ import (
 // candidate's pass parsed it again; a pass that waited for another's
 // trace while holding its own would hang the import.
 func TestCandidatesAreDecodedOnce(t *testing.T) {
+	// The harness given (the app's follower, --harness) or told from each
+	// file's first bytes (`tollgate import PATH`): the order is the same.
+	for _, harness := range []string{importer.ClaudeCode, ""} {
+		t.Run(cmp.Or(harness, "detected"), func(t *testing.T) {
+			testCandidatesAreDecodedOnce(t, harness)
+		})
+	}
+}
+
+func testCandidatesAreDecodedOnce(t *testing.T, harness string) {
 	projects := filepath.Join(t.TempDir(), "projects")
 	var mains []string
 	for f := range 2 {
@@ -35,7 +46,7 @@ func TestCandidatesAreDecodedOnce(t *testing.T) {
 	}
 	db, settings, _ := importEnv(t)
 	decoded := countDecodes(t)
-	res := importWithin(t, db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}},
+	res := importWithin(t, db, settings, []Source{{Path: projects, Harness: harness}},
 		"the import hung: a pass waited for a trace that a waiting pass held")
 	if res.Folds != len(mains) {
 		t.Fatalf("%d folds stored, want %d", res.Folds, len(mains))
