@@ -197,17 +197,18 @@ func ValidHarness(h string) bool {
 // the database (the follower's import of a growing transcript, an import
 // run again) is not listed: no session of it would decode another's.
 func (r *importRun) candidatesFirst(jobs []*importJob) {
-	main := func(j *importJob) bool {
-		return importer.ClaudeNamedSession(j.path) != "" && r.predictsFolds(j, r.harnessOf(j))
+	isMain := make([]bool, len(jobs)) // once a job: harnessOf may read the file
+	for i, j := range jobs {
+		isMain[i] = importer.ClaudeNamedSession(j.path) != "" && r.predictsFolds(j, r.harnessOf(j))
 	}
 	for i := 0; i < len(jobs); {
-		if !main(jobs[i]) {
+		if !isMain[i] {
 			i++
 			continue
 		}
 		dir := filepath.Dir(jobs[i].path)
 		j, fresh := i, 0
-		for ; j < len(jobs) && main(jobs[j]) && filepath.Dir(jobs[j].path) == dir; j++ {
+		for ; j < len(jobs) && isMain[j] && filepath.Dir(jobs[j].path) == dir; j++ {
 			if _, known := r.states[jobs[j].path]; !known {
 				fresh++
 			}
