@@ -198,8 +198,12 @@ func ValidHarness(h string) bool {
 // run again) is not listed: no session of it would decode another's.
 func (r *importRun) candidatesFirst(jobs []*importJob) {
 	isMain := make([]bool, len(jobs)) // once a job: harnessOf may read the file
+	head := make([]byte, headSize)
 	for i, j := range jobs {
-		isMain[i] = importer.ClaudeNamedSession(j.path) != "" && r.predictsFolds(j, r.harnessOf(j))
+		if r.ctx.Err() != nil {
+			return // the run answers every job as cancelled
+		}
+		isMain[i] = importer.ClaudeNamedSession(j.path) != "" && r.predictsFolds(j, r.harnessOf(j, head))
 	}
 	for i := 0; i < len(jobs); {
 		if !isMain[i] {
@@ -237,9 +241,10 @@ func (r *importRun) candidatesFirst(jobs []*importJob) {
 // harnessOf says which harness wrote job's file before its pass reads
 // it, as the pass will: the harness given, else the one stored with the
 // file, else what its first bytes say (`tollgate import PATH` without
-// --harness; one read of headSize bytes a uuid-named file, candidatesFirst's
-// only). "" when it cannot tell: the file then keeps its place.
-func (r *importRun) harnessOf(job *importJob) string {
+// --harness; one read of headSize bytes a uuid-named file new to the
+// database, into head). "" when it cannot tell: the file then keeps its
+// place.
+func (r *importRun) harnessOf(job *importJob, head []byte) string {
 	if job.src.Harness != "" || job.src.Reader != nil {
 		return job.src.Harness
 	}
@@ -251,8 +256,7 @@ func (r *importRun) harnessOf(job *importJob) string {
 		return ""
 	}
 	defer f.Close()
-	head := make([]byte, headSize)
-	n, _ := io.ReadFull(f, head)
+	n, _ := io.ReadFull(f, head[:headSize])
 	return detect(job.path, head[:n])
 }
 
