@@ -43,15 +43,15 @@ var depRules = []depRule{
 	// tollgate only through guard/client, like any harness.
 	{pattern: "app/home"},
 	{pattern: "app/importer/jsonl", external: []string{"github.com/klauspost/compress/"}},
-	{pattern: "app/importer/cctool", module: []string{"app/importer/jsonl"}},
-	{pattern: "app/importer", module: []string{"app/importer/jsonl", "app/importer/cctool", "pricing"}},
+	{pattern: "app/harness/claudecode/cctool", module: []string{"app/importer/jsonl"}},
+	{pattern: "app/importer", module: []string{"app/importer/jsonl", "app/harness/claudecode/cctool", "pricing"}},
 	{pattern: "app/importer/testcorpus"},
-	{pattern: "app/importer/ccfold", module: []string{"app/importer"}},
-	{pattern: "app/importer/dsh", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
-	{pattern: "app/importer/gemini", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
-	{pattern: "app/importer/opencode", module: []string{"app/importer", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
+	{pattern: "app/harness/claudecode/ccfold", module: []string{"app/importer"}},
+	{pattern: "app/harness/dsh", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
+	{pattern: "app/harness/gemini", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
+	{pattern: "app/harness/opencode/ocdb", module: []string{"app/importer", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
 	{pattern: "app/harness/hookio", module: []string{"guard/api"}},
-	{pattern: "app/harness/claudecode", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/ccfold", "app/home"}},
+	{pattern: "app/harness/claudecode", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/harness/claudecode/ccfold", "app/home"}},
 	{pattern: "app/harness/reasonix", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/harness/codex", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	// The OpenCode plugin's installer writes the plugin the binary embeds.
@@ -59,9 +59,9 @@ var depRules = []depRule{
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
 	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode", "app/home", "guard/api"}},
 	{pattern: "app/config", module: []string{"app/home", "app/importer", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
-	{pattern: "app/imports", module: []string{"app/importer", "app/importer/ccfold", "app/importer/dsh", "app/importer/gemini", "app/importer/jsonl", "app/importer/opencode", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
+	{pattern: "app/imports", module: []string{"app/importer", "app/harness/claudecode/ccfold", "app/harness/dsh", "app/harness/gemini", "app/importer/jsonl", "app/harness/opencode/ocdb", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
 	// Following the harnesses' log folders: inotify, then app/imports.
-	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/importer/gemini", "app/importer/opencode", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
+	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/harness/gemini", "app/harness/opencode/ocdb", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},
@@ -77,7 +77,7 @@ var depRules = []depRule{
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).
 	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode",
-		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/importer/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
+		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/harness/claudecode/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
 	// main: two binaries (launch.go without tags, window.go with the
 	// desktop tags); only the window binary links Wails, app/desktop and
 	// GTK (TestCLIBinaryLinksNoWindow).

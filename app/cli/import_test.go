@@ -106,7 +106,7 @@ func TestPriceCommandErrors(t *testing.T) {
 	}
 }
 
-// A FIFO named *.jsonl once hung `tollgate import` in open(2), deaf to
+// A FIFO named *.jsonl would hang `tollgate import` in open(2), deaf to
 // SIGTERM; it is skipped in a folder and refused when named.
 func TestImportCommandSkipsAFIFO(t *testing.T) {
 	root := t.TempDir()

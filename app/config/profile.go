@@ -84,7 +84,7 @@ func validateProfileKeys(file, profile string, keys map[string]any) error {
 
 // MaxPricePerMTokens bounds a profile's prices: today's dearest models
 // charge hundreds of USD per million tokens; a thousand times that is a typo,
-// and 1e308 once overflowed every cost to +Inf.
+// and a price such as 1e308 would overflow every cost to +Inf.
 const MaxPricePerMTokens = 100_000
 
 // subkeyError names a key inside a structured value (offPeak.factor).
@@ -129,8 +129,8 @@ func checkKeyValue(spec profileKey, value any) error {
 		if _, ok := value.(map[string]any); !ok {
 			return fmt.Errorf("want {days: [mon-fri], utc: [\"00:00-01:00\"], factor: 0.5}")
 		}
-		// An invalid window once loaded and then failed every pricing of
-		// the profile, storing its requests at zero cost.
+		// An invalid window is refused here: loaded, it would fail every
+		// pricing of the profile and store its requests at zero cost.
 		w, err := offPeakWindow(value)
 		if err != nil {
 			return err

@@ -29,8 +29,8 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
-	"tollgate/app/importer/gemini"
-	"tollgate/app/importer/opencode"
+	"tollgate/app/harness/gemini"
+	"tollgate/app/harness/opencode/ocdb"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
 )
@@ -299,7 +299,7 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 // pending, not a history, unless none of it was imported. Called with f.mu
 // held.
 func (f *Follower) isHistory(states map[string]sqlite.ImportState, file imports.FileInfo) bool {
-	if file.Harness == opencode.Harness {
+	if file.Harness == ocdb.Harness {
 		if importedAny(states, file.Path+"#") {
 			f.pending[file.Path] = true
 			return false
@@ -369,7 +369,7 @@ func isAncestor(dir, path string) bool {
 // walk finds no folder it has not yet added.
 func (f *Follower) watchTree(root int, dir string) {
 	rootDir := f.folders[root].root.Dir
-	if f.folders[root].root.Harness == opencode.Harness {
+	if f.folders[root].root.Harness == ocdb.Harness {
 		if dir == rootDir {
 			f.addWatch(root, dir, time.Now())
 		}
@@ -616,7 +616,7 @@ func (f *Follower) event(ctx context.Context, ev fsnotify.Event) {
 		}
 	}
 	harness := f.folders[root].root.Harness
-	if harness == opencode.Harness {
+	if harness == ocdb.Harness {
 		// OpenCode writes its write-ahead log first and the database at
 		// checkpoints: either means new rows in the database beside it.
 		if filepath.Dir(path) != f.folders[root].root.Dir {

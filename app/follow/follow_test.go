@@ -24,8 +24,8 @@ import (
 	"tollgate/app/config"
 
 	"tollgate/app/importer"
-	"tollgate/app/importer/gemini"
-	"tollgate/app/importer/opencode"
+	"tollgate/app/harness/gemini"
+	"tollgate/app/harness/opencode/ocdb"
 	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
@@ -811,10 +811,10 @@ func TestOpenCodeDatabaseIsFollowedWithOneWatch(t *testing.T) {
 	}
 	answer()
 	requests := func() int64 {
-		s, _ := w.db.Session(context.Background(), opencode.SessionPrefix+"ses_1")
+		s, _ := w.db.Session(context.Background(), ocdb.SessionPrefix+"ses_1")
 		return s.Requests
 	}
-	f := w.start(t, Options{Roots: []imports.Root{{Harness: opencode.Harness, Dir: dir}}})
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: ocdb.Harness, Dir: dir}}})
 	waitFor(t, "the history", func() bool { return requests() == 1 })
 	// Written while followed: the WAL grows, the database file may not.
 	answer()
@@ -976,7 +976,7 @@ func TestFoundCountsSessionsPerHarness(t *testing.T) {
 	for _, file := range []imports.FileInfo{
 		{Harness: gemini.Harness, Path: "/h/.gemini/tmp/p/chats/session-2026-12-01T10-00-abc.jsonl", Size: 10},
 		{Harness: gemini.Harness, Path: "/h/.gemini/tmp/p/chats/3f2a9c1e-parent/9d8e7f6a-sub.jsonl", Size: 5},
-		{Harness: opencode.Harness, Path: path, Size: 100},
+		{Harness: ocdb.Harness, Path: path, Size: 100},
 		{Harness: importer.Codex, Path: "/h/.codex/sessions/2026/12/01/rollout-x.jsonl", Size: 7},
 		{Harness: importer.ClaudeCode, Path: "/h/.claude/projects/p/0b5c.jsonl", Size: 3},
 		{Harness: importer.ClaudeCode, Path: "/h/.claude/projects/p/0b5c/subagents/agent-a1.jsonl", Size: 2},
@@ -990,7 +990,7 @@ func TestFoundCountsSessionsPerHarness(t *testing.T) {
 	}
 	for harness, want := range map[string]Found{
 		gemini.Harness:      {Harness: gemini.Harness, Sessions: 1, Files: 2, Bytes: 15},
-		opencode.Harness:    {Harness: opencode.Harness, Sessions: 3, Files: 1, Bytes: 100},
+		ocdb.Harness:    {Harness: ocdb.Harness, Sessions: 3, Files: 1, Bytes: 100},
 		importer.Codex:      {Harness: importer.Codex, Sessions: 1, Files: 1, Bytes: 7},
 		importer.ClaudeCode: {Harness: importer.ClaudeCode, Sessions: 1, Files: 2, Bytes: 5},
 		"other":             {Harness: "other", Sessions: 0, Files: 1, Bytes: 1},

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"tollgate/app/importer"
-	"tollgate/app/importer/gemini"
-	"tollgate/app/importer/opencode"
+	"tollgate/app/harness/gemini"
+	"tollgate/app/harness/opencode/ocdb"
 	"tollgate/app/imports"
 	"tollgate/guard/api"
 )
@@ -147,8 +147,8 @@ func sessionsIn(ctx context.Context, file imports.FileInfo) int {
 		if gemini.SubagentParent(file.Path) == "" {
 			return 1
 		}
-	case opencode.Harness:
-		logs, err := opencode.Read(ctx, file.Path, opencode.Limits{}, func(string, string) bool { return false })
+	case ocdb.Harness:
+		logs, err := ocdb.Read(ctx, file.Path, ocdb.Limits{}, func(string, string) bool { return false })
 		if err == nil {
 			return len(logs)
 		}

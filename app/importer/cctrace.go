@@ -5,7 +5,7 @@ import (
 	"time"
 	"unsafe"
 
-	"tollgate/app/importer/cctool"
+	"tollgate/app/harness/claudecode/cctool"
 	"tollgate/app/importer/jsonl"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"tollgate/app/importer/cctool"
+	"tollgate/app/harness/claudecode/cctool"
 	"tollgate/app/importer/jsonl"
 	"tollgate/app/importer/testcorpus"
 )

@@ -5,4 +5,4 @@ package importer_test
 // app/importer/dsh here registers it for the whole test binary, the
 // package's own tests included. An internal test cannot import it (dsh
 // imports this package).
-import _ "tollgate/app/importer/dsh"
+import _ "tollgate/app/harness/dsh"

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"tollgate/app/importer"
-	_ "tollgate/app/importer/dsh"  // registers the "dsh" line format
-	"tollgate/app/importer/gemini" // registers the "gemini" line format
+	_ "tollgate/app/harness/dsh"  // registers the "dsh" line format
+	"tollgate/app/harness/gemini" // registers the "gemini" line format
 	"tollgate/app/importer/jsonl"
-	"tollgate/app/importer/opencode"
+	"tollgate/app/harness/opencode/ocdb"
 )
 
 // Root is a folder a harness keeps its logs in.
@@ -57,7 +57,7 @@ func DefaultRoots(getenv func(string) string, home string) []Root {
 		geminiHome = v
 	}
 	roots = append(roots, Root{gemini.Harness, filepath.Join(geminiHome, ".gemini", "tmp")})
-	return append(roots, Root{opencode.Harness, filepath.Dir(opencode.DefaultPath(getenv, home))})
+	return append(roots, Root{ocdb.Harness, filepath.Dir(ocdb.DefaultPath(getenv, home))})
 }
 
 // FileInfo is a log file found on disk.
@@ -81,7 +81,7 @@ func IsLogName(name string) bool {
 // Claude Code main transcripts come before subagent transcripts, so a
 // session's own rows are numbered first.
 func Walk(dir, harness string) ([]FileInfo, error) {
-	if harness == opencode.Harness {
+	if harness == ocdb.Harness {
 		return walkOpenCode(dir) // one database, not a folder of logs (opencode.go)
 	}
 	st, err := os.Stat(dir)

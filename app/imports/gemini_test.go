@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"tollgate/app/importer"
-	"tollgate/app/importer/gemini"
+	"tollgate/app/harness/gemini"
 )
 
 func TestGeminiDefaultRoot(t *testing.T) {

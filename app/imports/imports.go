@@ -27,7 +27,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
-	"tollgate/app/importer/ccfold"
+	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 	"tollgate/storage"

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"tollgate/app/importer/opencode"
+	"tollgate/app/harness/opencode/ocdb"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
 )
@@ -27,10 +27,10 @@ import (
 func splitOpenCode(sources []Source) (dbs, rest []Source) {
 	for _, s := range sources {
 		switch {
-		case s.Harness == opencode.Harness:
+		case s.Harness == ocdb.Harness:
 			dbs = append(dbs, s)
 		case s.Reader == nil && s.Harness == "" && filepath.Base(s.Path) == "opencode.db":
-			s.Harness = opencode.Harness
+			s.Harness = ocdb.Harness
 			dbs = append(dbs, s)
 		default:
 			rest = append(rest, s)
@@ -48,7 +48,7 @@ func (r *importRun) openCode(sources []Source) []FileResult {
 			// SQLite reads a file in place (and its -wal beside it): an
 			// upload of opencode.db alone may miss what OpenCode last wrote.
 			err := fmt.Errorf("%s: OpenCode's database is read where it lies: import it by path (tollgate import --harness opencode PATH), not as an upload", src.Name)
-			out = append(out, FileResult{Path: src.Name, Harness: opencode.Harness, Err: err, Error: err.Error()})
+			out = append(out, FileResult{Path: src.Name, Harness: ocdb.Harness, Err: err, Error: err.Error()})
 			continue
 		}
 		out = append(out, r.openCodeDB(src.Path)...)
@@ -59,7 +59,7 @@ func (r *importRun) openCode(sources []Source) []FileResult {
 func (r *importRun) openCodeDB(path string) []FileResult {
 	db, ok, err := resolveOpenCode(path)
 	if err != nil {
-		return []FileResult{{Path: path, Harness: opencode.Harness, Err: err, Error: err.Error()}}
+		return []FileResult{{Path: path, Harness: ocdb.Harness, Err: err, Error: err.Error()}}
 	}
 	if !ok {
 		return nil
@@ -76,17 +76,17 @@ func (r *importRun) openCodeDB(path string) []FileResult {
 		prev, known, err := r.db.ImportStateOf(r.ctx, path+"#"+session)
 		return err != nil || !known || prev.HeadHash != stamp
 	}
-	logs, err := opencode.Read(r.ctx, path, opencode.Limits{}, changed)
+	logs, err := ocdb.Read(r.ctx, path, ocdb.Limits{}, changed)
 	if err != nil {
-		return []FileResult{{Path: path, Harness: opencode.Harness, Err: err, Error: err.Error()}}
+		return []FileResult{{Path: path, Harness: ocdb.Harness, Err: err, Error: err.Error()}}
 	}
 	out := make([]FileResult, 0, len(logs))
 	for _, l := range logs {
 		switch {
 		case l.Unchanged:
-			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: opencode.Harness, Session: l.Batch.Session.ID, Unchanged: true})
+			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: ocdb.Harness, Session: l.Batch.Session.ID, Unchanged: true})
 		case l.Err != nil:
-			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: opencode.Harness, Session: l.Batch.Session.ID, Err: l.Err, Error: l.Err.Error()})
+			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: ocdb.Harness, Session: l.Batch.Session.ID, Err: l.Err, Error: l.Err.Error()})
 		default:
 			out = append(out, r.openCodeSession(path, l))
 		}
@@ -95,9 +95,9 @@ func (r *importRun) openCodeDB(path string) []FileResult {
 }
 
 // openCodeSession stores one session when its stamp changed.
-func (r *importRun) openCodeSession(path string, l opencode.Log) FileResult {
+func (r *importRun) openCodeSession(path string, l ocdb.Log) FileResult {
 	key := path + "#" + l.Batch.Session.ID
-	res := FileResult{Path: key, Harness: opencode.Harness, Session: l.Batch.Session.ID}
+	res := FileResult{Path: key, Harness: ocdb.Harness, Session: l.Batch.Session.ID}
 	for attempt := 0; ; attempt++ {
 		prev, known, err := r.db.ImportStateOf(r.ctx, key)
 		if err != nil {
@@ -130,11 +130,11 @@ func (r *importRun) openCodeSession(path string, l opencode.Log) FileResult {
 	}
 }
 
-func (r *importRun) openCodeBatch(path string, l opencode.Log, from sqlite.ImportState) (sqlite.ImportBatch, error) {
+func (r *importRun) openCodeBatch(path string, l ocdb.Log, from sqlite.ImportState) (sqlite.ImportBatch, error) {
 	s := l.Batch.Session
 	meta := storage.SessionMeta{ID: s.ID, Harness: s.Harness, Provider: s.Provider, Model: s.Model, Title: s.Title}
 	n := int64(len(l.Batch.Records))
-	batch := sqlite.ImportBatch{From: from, To: sqlite.ImportState{Path: path + "#" + s.ID, Harness: opencode.Harness, SessionID: s.ID,
+	batch := sqlite.ImportBatch{From: from, To: sqlite.ImportState{Path: path + "#" + s.ID, Harness: ocdb.Harness, SessionID: s.ID,
 		Size: n, Offset: max(n, 1), HeadHash: l.Stamp, State: `{"records":` + strconv.FormatInt(n, 10) + `}`, ImportedAt: time.Now()}}
 	var pc priceCache
 	now := time.Now()
@@ -183,7 +183,7 @@ func walkOpenCode(path string) ([]FileInfo, error) {
 	if wal, err := os.Stat(db + "-wal"); err == nil && wal.Mode().IsRegular() {
 		size += wal.Size()
 	}
-	return []FileInfo{{Path: db, Harness: opencode.Harness, Size: size, ModTime: st.ModTime().UnixNano()}}, nil
+	return []FileInfo{{Path: db, Harness: ocdb.Harness, Size: size, ModTime: st.ModTime().UnixNano()}}, nil
 }
 
 // resolveOpenCode finds the database a source names: the file itself, or

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tollgate/app/importer/opencode"
+	"tollgate/app/harness/opencode/ocdb"
 	"tollgate/pricing"
 )
 
@@ -72,7 +72,7 @@ func TestImportOpenCodeDatabaseTwice(t *testing.T) {
 	oc := writeOpenCodeDB(t, path)
 
 	// A folder means its opencode.db; the harness is told or named.
-	res, err := Files(ctx, db, settings, []Source{{Path: dir, Harness: opencode.Harness}}, nil)
+	res, err := Files(ctx, db, settings, []Source{{Path: dir, Harness: ocdb.Harness}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestImportOpenCodeDatabaseTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := pricing.Usage{Input: 2000 + 300 + 400 + 1500, CacheRead: 10000 + 10000, CacheWrite: 8000, Output: 50 + 60 + 700 + 20}
-	if s.Session.Requests != 4 || s.Session.Tokens != want || s.Session.Harness != opencode.Harness || s.Session.Title != "title ses_a" {
+	if s.Session.Requests != 4 || s.Session.Tokens != want || s.Session.Harness != ocdb.Harness || s.Session.Title != "title ses_a" {
 		t.Fatalf("session %+v, want tokens %+v", s.Session, want)
 	}
 	if len(s.Folds) != 1 || s.Folds[0].PreTokens != 10360 || s.Folds[0].Source != "import" || s.Folds[0].Kind != "summary" {
@@ -95,14 +95,14 @@ func TestImportOpenCodeDatabaseTwice(t *testing.T) {
 	}
 
 	// Walk (what --watch looks at) sees the database and its log.
-	found, err := Walk(dir, opencode.Harness)
+	found, err := Walk(dir, ocdb.Harness)
 	if err != nil || len(found) != 1 || found[0].Path != path {
 		t.Fatalf("walk: %+v %v", found, err)
 	}
 	if wal, err := os.Stat(path + "-wal"); err != nil || found[0].Size <= wal.Size() {
 		t.Fatalf("walk size %d does not count the WAL (%v)", found[0].Size, err)
 	}
-	if none, err := Walk(filepath.Join(dir, "nothing-here"), opencode.Harness); err != nil || len(none) != 0 {
+	if none, err := Walk(filepath.Join(dir, "nothing-here"), ocdb.Harness); err != nil || len(none) != 0 {
 		t.Fatalf("walk of a folder without OpenCode: %+v %v", none, err)
 	}
 
@@ -126,7 +126,7 @@ func TestImportOpenCodeDatabaseTwice(t *testing.T) {
 		'{"role":"assistant","parentID":"x","providerID":"anthropic","modelID":"claude-sonnet-4-5","finish":"stop","time":{"created":1780000000100},"tokens":{"input":10,"output":5,"reasoning":0,"cache":{"read":5000,"write":0}}}')`); err != nil {
 		t.Fatal(err)
 	}
-	third, err := Files(ctx, db, settings, []Source{{Path: path, Harness: opencode.Harness}}, nil)
+	third, err := Files(ctx, db, settings, []Source{{Path: path, Harness: ocdb.Harness}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +140,12 @@ func TestImportOpenCodeErrorsAndMissing(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	// The default location of a machine without OpenCode: nothing, no error.
-	res, err := Files(ctx, db, settings, []Source{{Path: filepath.Join(dir, "none"), Harness: opencode.Harness}}, nil)
+	res, err := Files(ctx, db, settings, []Source{{Path: filepath.Join(dir, "none"), Harness: ocdb.Harness}}, nil)
 	if err != nil || len(res.Files) != 0 {
 		t.Fatalf("missing folder: %+v %v", res, err)
 	}
 	// A named database that is missing, or is not OpenCode's, fails and names it.
-	if _, err := Files(ctx, db, settings, []Source{{Path: filepath.Join(dir, "gone.db"), Harness: opencode.Harness}}, nil); err == nil || !strings.Contains(err.Error(), "gone.db") {
+	if _, err := Files(ctx, db, settings, []Source{{Path: filepath.Join(dir, "gone.db"), Harness: ocdb.Harness}}, nil); err == nil || !strings.Contains(err.Error(), "gone.db") {
 		t.Fatalf("missing file: %v", err)
 	}
 	bad := filepath.Join(dir, "opencode.db")
@@ -156,11 +156,11 @@ func TestImportOpenCodeErrorsAndMissing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), bad) || res.Failed != 1 || res.Requests != 0 {
 		t.Fatalf("not a database: %+v %v", res, err)
 	}
-	up, err := Files(ctx, db, settings, []Source{{Name: "opencode.db", Reader: strings.NewReader("SQLite format 3\x00"), Harness: opencode.Harness}}, nil)
+	up, err := Files(ctx, db, settings, []Source{{Name: "opencode.db", Reader: strings.NewReader("SQLite format 3\x00"), Harness: ocdb.Harness}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "import it by path") || up.Failed != 1 {
 		t.Fatalf("upload: %+v %v", up, err)
 	}
-	if !ValidHarness(opencode.Harness) {
+	if !ValidHarness(ocdb.Harness) {
 		t.Fatal("opencode is not a valid --harness")
 	}
 }

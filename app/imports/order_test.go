@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"tollgate/app/importer"
-	"tollgate/app/importer/ccfold"
+	"tollgate/app/harness/claudecode/ccfold"
 )
 
 // Every session of a folder has a fold, so each asks for the folder's

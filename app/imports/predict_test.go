@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"tollgate/app/importer"
-	"tollgate/app/importer/ccfold"
+	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/app/importer/testcorpus"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
-	"tollgate/app/importer/ccfold"
+	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/pricing"
 )
 

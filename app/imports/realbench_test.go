@@ -10,7 +10,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/home"
-	"tollgate/app/importer/ccfold"
+	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/app/importer/testcorpus"
 	"tollgate/storage/sqlite"
 )

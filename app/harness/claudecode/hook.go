@@ -45,7 +45,7 @@ import (
 	"tollgate/app/harness/hookio"
 	"tollgate/app/home"
 	"tollgate/app/importer"
-	"tollgate/app/importer/ccfold"
+	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
 	"tollgate/pricing"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"tollgate/app/importer"
-	"tollgate/app/importer/ccfold"
+	"tollgate/app/harness/claudecode/ccfold"
 )
 
 // ---- fixtures ----

@@ -13,7 +13,7 @@ import (
 // FuzzPredict: any transcript the parser reads predicts without panicking,
 // every prediction inside its own band and no part negative.
 func FuzzPredict(f *testing.F) {
-	if dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "data", "claude-code")); err == nil {
+	if dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "..", "shared", "data", "claude-code")); err == nil {
 		if b, err := os.ReadFile(filepath.Join(dir, "small-manual-compact.jsonl")); err == nil {
 			f.Add(b)
 		}

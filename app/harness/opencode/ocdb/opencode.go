@@ -19,7 +19,7 @@
 // The database may be in use by a running OpenCode (WAL mode): it is opened
 // read-only, query-only, with a busy timeout, and every read is bounded
 // (Limits) and ends with the context.
-package opencode
+package ocdb
 
 import (
 	"context"
