@@ -44,40 +44,47 @@ var depRules = []depRule{
 	{pattern: "app/home"},
 	{pattern: "app/importer/jsonl", external: []string{"github.com/klauspost/compress/"}},
 	{pattern: "app/harness/claudecode/cctool", module: []string{"app/importer/jsonl"}},
-	{pattern: "app/importer", module: []string{"app/importer/jsonl", "app/harness/claudecode/cctool", "pricing"}},
+	// The importer core: records, the driver and the Format registry; it
+	// never imports a harness folder (each registers itself).
+	{pattern: "app/importer", module: []string{"app/importer/jsonl", "pricing"}},
 	{pattern: "app/importer/testcorpus"},
-	{pattern: "app/harness/claudecode/ccfold", module: []string{"app/importer"}},
-	{pattern: "app/harness/dsh", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
-	{pattern: "app/harness/gemini", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
+	{pattern: "app/harness/claudecode/cclog", module: []string{"app/harness/claudecode/cctool", "app/importer", "app/importer/jsonl", "pricing"}},
+	{pattern: "app/harness/codex/cxlog", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
+	{pattern: "app/harness/claudecode/ccfold", module: []string{"app/harness/claudecode/cclog", "app/importer"}},
+	{pattern: "app/harness/dsh", module: []string{"app/harness", "app/importer", "app/importer/jsonl", "app/home", "guard/api", "pricing"}},
+	{pattern: "app/harness/gemini", module: []string{"app/harness", "app/importer", "app/importer/jsonl", "app/home", "guard/api", "pricing"}},
 	{pattern: "app/harness/opencode/ocdb", module: []string{"app/importer", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
 	{pattern: "app/harness/hookio", module: []string{"guard/api"}},
-	{pattern: "app/harness/claudecode", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/harness/claudecode/ccfold", "app/home"}},
-	{pattern: "app/harness/reasonix", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
-	{pattern: "app/harness/codex", module: []string{"app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
+	{pattern: "app/harness/claudecode", module: []string{"app/harness", "app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/harness/claudecode/ccfold", "app/harness/claudecode/cclog", "app/home"}},
+	{pattern: "app/harness/reasonix", module: []string{"app/harness", "guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
+	{pattern: "app/harness/codex", module: []string{"app/harness", "app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/harness/codex/cxlog", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	// The OpenCode plugin's installer writes the plugin the binary embeds.
-	{pattern: "app/harness/opencode", module: []string{"app/home", "guard/api", "integrations/opencode"}},
+	{pattern: "app/harness/opencode", module: []string{"app/harness", "app/home", "guard/api", "integrations/opencode"}},
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
-	{pattern: "app/harness", module: []string{"app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode", "app/home", "guard/api"}},
+	// The registry of the integrations: it never imports a harness folder.
+	{pattern: "app/harness", module: []string{"app/home", "guard/api", "guard/client"}},
+	// Every harness folder, linked into the binary by the composition root.
+	{pattern: "app/harness/all", module: []string{"app/harness/claudecode", "app/harness/codex", "app/harness/dsh", "app/harness/gemini", "app/harness/opencode", "app/harness/opencode/ocdb", "app/harness/reasonix"}},
 	{pattern: "app/config", module: []string{"app/home", "app/importer", "pricing"}, external: []string{"github.com/spf13/viper", "gopkg.in/yaml.v3"}},
-	{pattern: "app/imports", module: []string{"app/importer", "app/harness/claudecode/ccfold", "app/harness/dsh", "app/harness/gemini", "app/importer/jsonl", "app/harness/opencode/ocdb", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
+	{pattern: "app/imports", module: []string{"app/importer", "app/importer/jsonl", "app/config", "app/home", "guard", "guard/api", "storage", "storage/sqlite", "pricing"}},
 	// Following the harnesses' log folders: inotify, then app/imports.
-	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/harness/gemini", "app/harness/opencode/ocdb", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
+	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},
 		external: []string{"github.com/wailsapp/wails/v2/pkg/", "fyne.io/systray", "github.com/godbus/dbus/"}},
-	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode",
+	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness",
 		"app/install", "app/desktop/sessionbus", "guard/api", "storage/sqlite", "build/desktop"}, external: []string{"github.com/godbus/dbus/"}},
 	// OpenTelemetry in (OTLP receiver) and out (Prometheus, OTLP push).
-	{pattern: "app/telemetry", module: []string{"app/config", "app/home", "guard", "guard/api", "storage", "pricing"},
+	{pattern: "app/telemetry", module: []string{"app/config", "app/harness", "app/home", "app/importer", "guard", "guard/api", "storage", "pricing"},
 		external: []string{"go.opentelemetry.io/", "github.com/prometheus/"}},
 	// The composition root: everything but the window and the commands.
-	{pattern: "app", module: []string{"app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/home", "app/imports",
+	{pattern: "app", module: []string{"app/config", "app/doctor", "app/follow", "app/harness", "app/harness/all", "app/home", "app/imports",
 		"app/sim", "app/telemetry", "guard", "guard/api", "guard/client", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).
-	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/follow", "app/harness", "app/harness/claudecode", "app/harness/reasonix", "app/harness/codex", "app/harness/opencode",
-		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "app/harness/claudecode/ccfold", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
+	{pattern: "app/cli", module: []string{"app", "app/config", "app/doctor", "app/follow", "app/harness",
+		"app/home", "app/imports", "app/install", "app/sim", "app/importer", "guard/api", "guard/client", "storage/sqlite", "pricing", "build/desktop"}},
 	// main: two binaries (launch.go without tags, window.go with the
 	// desktop tags); only the window binary links Wails, app/desktop and
 	// GTK (TestCLIBinaryLinksNoWindow).

@@ -23,7 +23,7 @@ import (
 	"tollgate/app/doctor"
 	"tollgate/app/follow"
 	"tollgate/app/harness"
-	"tollgate/app/harness/claudecode"
+	_ "tollgate/app/harness/all" // every harness registers its integration and log format
 	"tollgate/app/home"
 	"tollgate/app/imports"
 	"tollgate/app/sim"
@@ -231,20 +231,14 @@ func Start(ctx context.Context, opts StartOptions) (*Service, error) {
 }
 
 // integrations are the harness integrations, each saying when its
-// telemetry last arrived (a harness that only exports telemetry is listed
-// too; telemetry never arms the guard: it reports, it does not ask).
+// telemetry last arrived (telemetry never arms the guard: it reports, it
+// does not ask). The receiver reads only registered integrations' events,
+// so every harness it heard from is in the list.
 func (s *Service) integrations() []api.Integration {
 	out := harness.Integrations(s.Home)
-	seen := map[string]bool{}
 	for i := range out {
-		seen[out[i].Name] = true
 		if t, ok := s.telemetry.LastEvent(out[i].Name); ok {
 			out[i].Detail += "; receiving telemetry (last event " + t.Local().Format("2006-01-02 15:04:05") + ")"
-		}
-	}
-	for _, h := range []string{telemetry.HarnessClaudeCode, telemetry.HarnessCodex, telemetry.HarnessGemini} {
-		if t, ok := s.telemetry.LastEvent(h); ok && !seen[h] {
-			out = append(out, api.Integration{Name: h, Detail: "receiving telemetry (last event " + t.Local().Format("2006-01-02 15:04:05") + ")"})
 		}
 	}
 	return out
@@ -274,7 +268,7 @@ func (s *Service) endpoint() client.Endpoint {
 
 // routes are the rooms' own API routes beside the guard's.
 func (s *Service) routes() []guard.Route {
-	return []guard.Route{
+	routes := []guard.Route{
 		{Pattern: imports.Route, BodyLimit: imports.BodyLimit, Handler: &imports.Handler{DB: s.DB, Settings: s.settings,
 			Publish: func(event string, data any) { s.Server.Publish(event, data) }}},
 		// The simulator is the owner's demonstration: it sets its session's
@@ -287,13 +281,18 @@ func (s *Service) routes() []guard.Route {
 			}}},
 		{Pattern: follow.Route, Handler: follow.Handler(func() follow.Status { return s.follower.Status() })},
 		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
-		// The Claude Code hook is a harness: its own token may call it.
-		{Pattern: claudecode.HookRoute, Harness: true, Handler: claudecode.HTTPHandler(s.Home, s.endpoint, s.log)},
 		// A harness exports its telemetry with its own token; the scrape is a read.
 		{Pattern: telemetry.LogsRoute, Harness: true, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Logs()},
 		{Pattern: telemetry.OTLPMetricsRoute, Harness: true, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Metrics()},
 		{Pattern: telemetry.MetricsRoute, Handler: s.figures.PrometheusHandler()},
 	}
+	// A harness's HTTP hook is a harness: its own token may call it.
+	for _, in := range harness.Registered() {
+		if r := in.HookRoute; r != nil {
+			routes = append(routes, guard.Route{Pattern: r.Pattern, Harness: true, Handler: r.Handler(s.Home, s.endpoint, s.log)})
+		}
+	}
+	return routes
 }
 
 func (s *Service) currentToken() string {

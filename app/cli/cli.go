@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"tollgate/app/config"
+	"tollgate/app/harness"
 	"tollgate/app/home"
 )
 
@@ -41,6 +42,19 @@ var (
 // usagef is a wrong use of a command: exit status 2.
 func usagef(format string, a ...any) error {
 	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
+}
+
+// harnessError is a harness's command's error (app/harness) as the
+// commands here return theirs: a harness.UsageError is exit status 2.
+func harnessError(err error) error {
+	var ue *harness.UsageError
+	switch {
+	case !errors.As(err, &ue):
+		return err
+	case ue.Err == nil:
+		return errUsage
+	}
+	return &ExitError{Code: 2, Err: ue.Err}
 }
 
 // newFlags is a command's flag set, writing its errors and usage to stderr,
@@ -89,7 +103,7 @@ type CommonFlags struct {
 
 // Register adds --home, --listen, --insecure-listen and --mode to fs.
 func (c *CommonFlags) Register(fs *flag.FlagSet, withListen bool) {
-	fs.StringVar(&c.Home, "home", "", "tollgate home `DIR` (default $TOLLGATE_HOME, else ~/.config/tollgate)")
+	harness.HomeFlag(fs, &c.Home)
 	if withListen {
 		fs.StringVar(&c.Listen, "listen", "", "API `ADDR`ess (default from config, 127.0.0.1:47631; port 0 = any free port)")
 		fs.BoolVar(&c.InsecureListen, "insecure-listen", false, "allow a non-loopback --listen address")
@@ -117,11 +131,9 @@ func (c *CommonFlags) Flags(fs *flag.FlagSet) config.Flags {
 	return f
 }
 
-// IO bundles a command's streams so tests can capture them.
-type IO struct {
-	Stdin          io.Reader
-	Stdout, Stderr io.Writer
-}
+// IO bundles a command's streams so tests can capture them. It is the
+// harnesses' commands' type (they run without importing this package).
+type IO = harness.IO
 
 // Exit reports err on stderr and returns the exit status it means: 0 for
 // nil or -h, an ExitError's code, else 1. main maps every command's error

@@ -29,8 +29,6 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
-	"tollgate/app/harness/gemini"
-	"tollgate/app/harness/opencode/ocdb"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
 )
@@ -293,13 +291,13 @@ func (f *Follower) scan(ctx context.Context, first bool) {
 }
 
 // isHistory says whether a file found at the start (or in a root that came
-// back) is history: what the database has not read to its end. OpenCode's
-// database is imported session by session (its states are
-// "<db>#<session>") and only what changed is read: one import, queued as
-// pending, not a history, unless none of it was imported. Called with f.mu
-// held.
+// back) is history: what the database has not read to its end. A
+// harness's database (importer.Database: OpenCode's) is imported session
+// by session (its states are "<db>#<session>") and only what changed is
+// read: one import, queued as pending, not a history, unless none of it
+// was imported. Called with f.mu held.
 func (f *Follower) isHistory(states map[string]sqlite.ImportState, file imports.FileInfo) bool {
-	if file.Harness == ocdb.Harness {
+	if database(file.Harness) != nil {
 		if importedAny(states, file.Path+"#") {
 			f.pending[file.Path] = true
 			return false
@@ -358,9 +356,10 @@ func isAncestor(dir, path string) bool {
 }
 
 // watchTree adds a watch on dir and every folder below it, the most
-// recently modified first, up to the root's MaxWatches. OpenCode's folder
-// is watched alone: its database sits at the top, and the folders below
-// (snapshots, logs, binaries) hold no log and could be thousands.
+// recently modified first, up to the root's MaxWatches. A database's
+// folder is watched alone: the database sits at the top, and the folders
+// below (OpenCode's snapshots, logs, binaries) hold no log and could be
+// thousands.
 //
 // A folder made inside one before that one's watch was added sends no
 // event (mkdir -p of Codex's year/month/day folders: the walk can list
@@ -369,7 +368,7 @@ func isAncestor(dir, path string) bool {
 // walk finds no folder it has not yet added.
 func (f *Follower) watchTree(root int, dir string) {
 	rootDir := f.folders[root].root.Dir
-	if f.folders[root].root.Harness == ocdb.Harness {
+	if database(f.folders[root].root.Harness) != nil {
 		if dir == rootDir {
 			f.addWatch(root, dir, time.Now())
 		}
@@ -616,19 +615,19 @@ func (f *Follower) event(ctx context.Context, ev fsnotify.Event) {
 		}
 	}
 	harness := f.folders[root].root.Harness
-	if harness == ocdb.Harness {
-		// OpenCode writes its write-ahead log first and the database at
+	if db := database(harness); db != nil {
+		// The harness writes the write-ahead log first and the database at
 		// checkpoints: either means new rows in the database beside it.
 		if filepath.Dir(path) != f.folders[root].root.Dir {
 			return
 		}
 		switch filepath.Base(path) {
-		case "opencode.db", "opencode.db-wal":
-			path = filepath.Join(filepath.Dir(path), "opencode.db")
+		case db.File, db.File + "-wal":
+			path = filepath.Join(filepath.Dir(path), db.File)
 		default:
 			return
 		}
-	} else if !wanted(harness, path) {
+	} else if !imports.IsLog(harness, path) {
 		return
 	}
 	f.mu.Lock()
@@ -725,21 +724,12 @@ func (f *Follower) markTree(root int, dir string) {
 	f.flushSoon()
 }
 
-// wanted is imports.Walk's filter for one file name.
-func wanted(harness, path string) bool {
-	name := filepath.Base(path)
-	if !imports.IsLogName(name) {
-		return false
+// database is the Database a harness keeps its logs in, or nil.
+func database(harness string) *importer.Database {
+	if f, ok := importer.Lookup(harness); ok {
+		return f.Database
 	}
-	switch harness {
-	case importer.ClaudeCode:
-		return strings.HasSuffix(name, ".jsonl")
-	case importer.Codex:
-		return strings.HasPrefix(name, "rollout-") && strings.HasSuffix(name, ".jsonl")
-	case gemini.Harness:
-		return imports.IsGeminiChat(path) // its tmp folder holds other files too
-	}
-	return true
+	return nil
 }
 
 // flushSoon starts the debounce unless it runs: the files written until it

@@ -23,9 +23,11 @@ import (
 
 	"tollgate/app/config"
 
-	"tollgate/app/importer"
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/harness/gemini"
 	"tollgate/app/harness/opencode/ocdb"
+	"tollgate/app/importer"
 	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
@@ -73,7 +75,7 @@ func (w *world) start(t testing.TB, opts Options) *Follower {
 	t.Helper()
 	opts.DB, opts.Settings, opts.Publish = w.db, w.settings, w.publish
 	if opts.Roots == nil {
-		opts.Roots = []imports.Root{{Harness: importer.ClaudeCode, Dir: w.root}}
+		opts.Roots = []imports.Root{{Harness: cclog.Name, Dir: w.root}}
 	}
 	if opts.Rescan == 0 {
 		opts.Rescan = time.Hour
@@ -126,7 +128,7 @@ func reference(t testing.TB, w *world, root string) (int64, float64) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := imports.Files(context.Background(), db, w.settings, []imports.Source{{Path: root, Harness: importer.ClaudeCode}}, nil); err != nil {
+	if _, err := imports.Files(context.Background(), db, w.settings, []imports.Source{{Path: root, Harness: cclog.Name}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return totals(t, db)
@@ -150,7 +152,7 @@ func mainTranscript(t testing.TB, projects string) string {
 	t.Helper()
 	var found string
 	filepath.WalkDir(projects, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && found == "" && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && importer.ClaudeRole(p) == importer.PurposeConversation {
+		if err == nil && found == "" && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && cclog.Role(p) == importer.PurposeConversation {
 			found = p
 		}
 		return nil
@@ -383,7 +385,7 @@ func TestHistorySaysWhatItFoundAndReportsProgress(t *testing.T) {
 	f := w.start(t, Options{ChunkBytes: 256 << 10})
 	waitFor(t, "the history", func() bool { return f.Status().History.State == HistoryDone })
 	h := f.Status().History
-	if len(h.Found) != 1 || h.Found[0].Harness != importer.ClaudeCode || h.Found[0].Sessions != stats.Sessions || h.Found[0].Files != stats.Files || h.Found[0].Bytes != stats.Bytes {
+	if len(h.Found) != 1 || h.Found[0].Harness != cclog.Name || h.Found[0].Sessions != stats.Sessions || h.Found[0].Files != stats.Files || h.Found[0].Bytes != stats.Bytes {
 		t.Errorf("found %+v; the corpus has %+v", h.Found, stats)
 	}
 	if n, cost := totals(t, w.db); n != want || !near(cost, wantCost) {
@@ -445,7 +447,7 @@ func TestHelperFollowUntilKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Small chunks with a pause: the parent has time to kill it mid-way.
-	if _, err := Start(context.Background(), Options{DB: db, Settings: config.NewSettings(cfg), Roots: []imports.Root{{Harness: importer.ClaudeCode, Dir: root}},
+	if _, err := Start(context.Background(), Options{DB: db, Settings: config.NewSettings(cfg), Roots: []imports.Root{{Harness: cclog.Name, Dir: root}},
 		ChunkBytes: 1, Pause: 100 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +497,7 @@ func TestKilledHistoryImportResumes(t *testing.T) {
 	if w.db, err = sqlite.Open(context.Background(), w.dbPath); err != nil {
 		t.Fatal(err)
 	}
-	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.ClaudeCode, Dir: src}}})
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: cclog.Name, Dir: src}}})
 	waitFor(t, "the resumed history", func() bool { return f.Status().History.State == HistoryDone })
 	h := f.Status().History
 	if h.Progress.FilesTotal != stats.Files-done {
@@ -577,14 +579,14 @@ func BenchmarkHistoryImport(b *testing.B) {
 			for b.Loop() {
 				w := newWorld(b)
 				start, c := time.Now(), cpu()
-				if _, err := imports.Files(context.Background(), w.db, w.settings, []imports.Source{{Path: src, Harness: importer.ClaudeCode}}, nil); err != nil {
+				if _, err := imports.Files(context.Background(), w.db, w.settings, []imports.Source{{Path: src, Harness: cclog.Name}}, nil); err != nil {
 					b.Fatal(err)
 				}
 				plain, plainCPU = plain+time.Since(start), plainCPU+cpu()-c
 
 				w = newWorld(b)
 				start, c = time.Now(), cpu()
-				f, err := Start(context.Background(), Options{DB: w.db, Settings: w.settings, Roots: []imports.Root{{Harness: importer.ClaudeCode, Dir: src}},
+				f, err := Start(context.Background(), Options{DB: w.db, Settings: w.settings, Roots: []imports.Root{{Harness: cclog.Name, Dir: src}},
 					Rescan: time.Hour, ChunkBytes: chunk})
 				if err != nil {
 					b.Fatal(err)
@@ -611,7 +613,7 @@ func BenchmarkHistoryImport(b *testing.B) {
 func TestCodexRolloutInANewDayFolder(t *testing.T) {
 	w, body, sessions := codexWorld(t)
 	real := filepath.Join("..", "..", "..", "shared", "data", "codex", "crud.jsonl")
-	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.Codex, Dir: sessions}}})
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: cxlog.Name, Dir: sessions}}})
 	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
 
 	day := filepath.Join(sessions, "2026", "02", "01")
@@ -645,7 +647,7 @@ func TestCodexRolloutInANewDayFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wantDB.Close()
-	if _, err := imports.Files(context.Background(), wantDB, w.settings, []imports.Source{{Path: real, Harness: importer.Codex}}, nil); err != nil {
+	if _, err := imports.Files(context.Background(), wantDB, w.settings, []imports.Source{{Path: real, Harness: cxlog.Name}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want, wantCost := totals(t, wantDB)
@@ -683,7 +685,7 @@ func TestAFolderMadeWhileItsParentIsWatchedIsWatched(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { testHookWalked = nil }) // after the follower stops (cleanups run last first)
-	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.Codex, Dir: sessions}}})
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: cxlog.Name, Dir: sessions}}})
 	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
 	// 2026/02 arrives whole (one event, its month already in it when the
 	// walk lists it): made elsewhere and moved in.
@@ -730,7 +732,7 @@ func TestAHarnessRunForTheFirstTimeIsFollowed(t *testing.T) {
 	w := newWorld(t)
 	user := t.TempDir()
 	root := filepath.Join(user, ".claude", "projects")
-	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.ClaudeCode, Dir: root}}})
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: cclog.Name, Dir: root}}})
 	waitFor(t, "the empty history", func() bool { return f.Status().History.State == HistoryDone })
 	src, _ := corpus(t, 1, 200<<10, 7)
 	body, err := os.ReadFile(mainTranscript(t, src))
@@ -811,7 +813,7 @@ func TestOpenCodeDatabaseIsFollowedWithOneWatch(t *testing.T) {
 	}
 	answer()
 	requests := func() int64 {
-		s, _ := w.db.Session(context.Background(), ocdb.SessionPrefix+"ses_1")
+		s, _ := w.db.Session(context.Background(), importer.SessionID(ocdb.Harness, "ses_1"))
 		return s.Requests
 	}
 	f := w.start(t, Options{Roots: []imports.Root{{Harness: ocdb.Harness, Dir: dir}}})
@@ -835,11 +837,11 @@ func TestWantedMatchesWalk(t *testing.T) {
 		"/h/.gemini/tmp/p/logs.jsonl":              false,
 		"/h/.gemini/tmp/p/checkpoints/state.jsonl": false,
 	} {
-		if got := wanted(gemini.Harness, path); got != want {
-			t.Errorf("wanted(gemini, %s) = %v, want %v", path, got, want)
+		if got := imports.IsLog(gemini.Harness, path); got != want {
+			t.Errorf("imports.IsLog(gemini, %s) = %v, want %v", path, got, want)
 		}
 	}
-	if !wanted(importer.Codex, "/h/.codex/sessions/2026/01/01/rollout-x.jsonl") || wanted(importer.Codex, "/h/.codex/sessions/notes.jsonl") {
+	if !imports.IsLog(cxlog.Name, "/h/.codex/sessions/2026/01/01/rollout-x.jsonl") || imports.IsLog(cxlog.Name, "/h/.codex/sessions/notes.jsonl") {
 		t.Error("codex rollouts")
 	}
 }
@@ -864,7 +866,7 @@ func TestASymlinkedRootIsFollowedOnce(t *testing.T) {
 		}
 	}
 	want, wantCost := reference(t, w, real)
-	f := w.start(t, Options{Roots: []imports.Root{{Harness: importer.ClaudeCode, Dir: one}, {Harness: importer.ClaudeCode, Dir: two}}})
+	f := w.start(t, Options{Roots: []imports.Root{{Harness: cclog.Name, Dir: one}, {Harness: cclog.Name, Dir: two}}})
 	waitFor(t, "the history", func() bool { return f.Status().History.State == HistoryDone })
 	if n, cost := totals(t, w.db); n != want || want == 0 || !near(cost, wantCost) {
 		t.Fatalf("followed %d requests, $%.6f; imported at once: %d, $%.6f", n, cost, want, wantCost)
@@ -977,9 +979,9 @@ func TestFoundCountsSessionsPerHarness(t *testing.T) {
 		{Harness: gemini.Harness, Path: "/h/.gemini/tmp/p/chats/session-2026-12-01T10-00-abc.jsonl", Size: 10},
 		{Harness: gemini.Harness, Path: "/h/.gemini/tmp/p/chats/3f2a9c1e-parent/9d8e7f6a-sub.jsonl", Size: 5},
 		{Harness: ocdb.Harness, Path: path, Size: 100},
-		{Harness: importer.Codex, Path: "/h/.codex/sessions/2026/12/01/rollout-x.jsonl", Size: 7},
-		{Harness: importer.ClaudeCode, Path: "/h/.claude/projects/p/0b5c.jsonl", Size: 3},
-		{Harness: importer.ClaudeCode, Path: "/h/.claude/projects/p/0b5c/subagents/agent-a1.jsonl", Size: 2},
+		{Harness: cxlog.Name, Path: "/h/.codex/sessions/2026/12/01/rollout-x.jsonl", Size: 7},
+		{Harness: cclog.Name, Path: "/h/.claude/projects/p/0b5c.jsonl", Size: 3},
+		{Harness: cclog.Name, Path: "/h/.claude/projects/p/0b5c/subagents/agent-a1.jsonl", Size: 2},
 		{Harness: "", Path: "/logs/x.jsonl", Size: 1},
 	} {
 		files = append(files, foundFile{file, sessionsIn(ctx, file)})
@@ -989,11 +991,11 @@ func TestFoundCountsSessionsPerHarness(t *testing.T) {
 		got[fd.Harness] = fd
 	}
 	for harness, want := range map[string]Found{
-		gemini.Harness:      {Harness: gemini.Harness, Sessions: 1, Files: 2, Bytes: 15},
-		ocdb.Harness:    {Harness: ocdb.Harness, Sessions: 3, Files: 1, Bytes: 100},
-		importer.Codex:      {Harness: importer.Codex, Sessions: 1, Files: 1, Bytes: 7},
-		importer.ClaudeCode: {Harness: importer.ClaudeCode, Sessions: 1, Files: 2, Bytes: 5},
-		"other":             {Harness: "other", Sessions: 0, Files: 1, Bytes: 1},
+		gemini.Harness: {Harness: gemini.Harness, Sessions: 1, Files: 2, Bytes: 15},
+		ocdb.Harness:   {Harness: ocdb.Harness, Sessions: 3, Files: 1, Bytes: 100},
+		cxlog.Name:     {Harness: cxlog.Name, Sessions: 1, Files: 1, Bytes: 7},
+		cclog.Name:     {Harness: cclog.Name, Sessions: 1, Files: 2, Bytes: 5},
+		"other":        {Harness: "other", Sessions: 0, Files: 1, Bytes: 1},
 	} {
 		if got[harness] != want {
 			t.Errorf("%s: found %+v, want %+v", harness, got[harness], want)

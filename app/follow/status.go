@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"tollgate/app/importer"
-	"tollgate/app/harness/gemini"
-	"tollgate/app/harness/opencode/ocdb"
 	"tollgate/app/imports"
 	"tollgate/guard/api"
 )
@@ -129,31 +127,26 @@ type foundFile struct {
 }
 
 // sessionsIn is how many sessions a found log holds, as the banner counts
-// them: a Claude Code main transcript, a Codex rollout, a dsh log and a
-// Gemini CLI chat are one each (a Claude Code subagent's or summary call's
-// transcript and a Gemini subagent's file belong to their parent's
-// session); OpenCode's database holds many (its session table is read,
-// read-only and bounded, as the import reads it); a log whose harness is
-// told per file counts none ("3 other logs").
+// them: a log of lines is one, unless it is a subagent's (its format's
+// Subagent: a Claude Code subagent's or summary call's transcript, a
+// Gemini CLI subagent's file belong to their parent's session); a
+// database holds many (its Sessions, read-only and bounded, as the import
+// reads it); a log whose harness is told per file counts none ("3 other
+// logs").
 func sessionsIn(ctx context.Context, file imports.FileInfo) int {
-	switch file.Harness {
-	case importer.ClaudeCode:
-		if importer.ClaudeRole(file.Path) == importer.PurposeConversation {
-			return 1
+	f, ok := importer.Lookup(file.Harness)
+	switch {
+	case !ok:
+		return 0
+	case f.Database != nil:
+		if n, err := f.Database.Sessions(ctx, file.Path); err == nil {
+			return n
 		}
-	case importer.Codex, importer.DSH:
-		return 1
-	case gemini.Harness:
-		if gemini.SubagentParent(file.Path) == "" {
-			return 1
-		}
-	case ocdb.Harness:
-		logs, err := ocdb.Read(ctx, file.Path, ocdb.Limits{}, func(string, string) bool { return false })
-		if err == nil {
-			return len(logs)
-		}
+		return 0
+	case f.Subagent != nil && f.Subagent(file.Path):
+		return 0
 	}
-	return 0
+	return 1
 }
 
 // summarize is the History of a backlog before its import starts.

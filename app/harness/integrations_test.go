@@ -1,12 +1,21 @@
-package harness
+package harness_test
 
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"tollgate/app/harness"
+	_ "tollgate/app/harness/all"
+	"tollgate/app/harness/claudecode"
+	"tollgate/app/harness/codex"
+	"tollgate/app/harness/dsh"
+	"tollgate/app/harness/gemini"
+	"tollgate/app/harness/opencode"
+	"tollgate/app/harness/reasonix"
 	"tollgate/app/home"
 	"tollgate/guard/api"
 )
@@ -19,7 +28,16 @@ func TestIntegrationsDSHSeenAndCodexNotInstalled(t *testing.T) {
 		}
 		return ""
 	}}
-	list := integrationsFor(env)
+	list := harness.IntegrationsFor(env)
+	// GET /v1/engines lists them in this order.
+	want := []string{claudecode.Name, reasonix.Name, dsh.Name, codex.Name, opencode.Name, gemini.Harness}
+	var names []string
+	for _, in := range list {
+		names = append(names, in.Name)
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("order %v, want %v", names, want)
+	}
 	if len(list) != 6 || list[2].Installed || list[3].Installed || !strings.Contains(list[3].Detail, "hook codex --install") || !strings.Contains(list[3].Note, "ends the current Codex turn") {
 		t.Fatalf("%+v", list)
 	}
@@ -28,8 +46,8 @@ func TestIntegrationsDSHSeenAndCodexNotInstalled(t *testing.T) {
 			t.Fatalf("nothing installed, yet %s is verified", in.Name)
 		}
 	}
-	home.WriteMarker(dir, DSH, home.Marker{At: time.Now(), LastDecision: "decline (user)", Version: "0.9.0"})
-	list = integrationsFor(env)
+	home.WriteMarker(dir, dsh.Name, home.Marker{At: time.Now(), LastDecision: "decline (user)", Version: "0.9.0"})
+	list = harness.IntegrationsFor(env)
 	if d := list[2]; !d.Installed || d.Verified || !strings.Contains(d.Detail, "dsh 0.9.0") || !strings.HasPrefix(d.LastDecision, "decline (user)") {
 		t.Fatalf("dsh %+v", d)
 	}
@@ -47,16 +65,16 @@ func TestIntegrationsOpenCodeConfiguredThenSeen(t *testing.T) {
 		}
 		return ""
 	}}
-	opencode := func() api.Integration {
-		for _, in := range integrationsFor(env) {
-			if in.Name == OpenCode {
+	status := func() api.Integration {
+		for _, in := range harness.IntegrationsFor(env) {
+			if in.Name == opencode.Name {
 				return in
 			}
 		}
 		t.Fatal("no opencode entry")
 		return api.Integration{}
 	}
-	if in := opencode(); in.Installed || !strings.Contains(in.Detail, "not installed") {
+	if in := status(); in.Installed || !strings.Contains(in.Detail, "not installed") {
 		t.Fatalf("nothing configured: %+v", in)
 	}
 	// A JSONC config with comments, a trailing comma and the plugin as [spec, options].
@@ -70,17 +88,17 @@ func TestIntegrationsOpenCodeConfiguredThenSeen(t *testing.T) {
   ],
   "model": "a // not a comment",
 }`), 0o600)
-	if in := opencode(); !in.Installed || in.Verified || !strings.Contains(in.Detail, cfg) || !strings.Contains(in.Detail, "not seen yet") {
+	if in := status(); !in.Installed || in.Verified || !strings.Contains(in.Detail, cfg) || !strings.Contains(in.Detail, "not seen yet") {
 		t.Fatalf("configured: %+v", in)
 	}
-	home.WriteMarker(dir, OpenCode, home.Marker{At: time.Now(), LastDecision: "allow (user)", Version: "1.18.33"})
-	if in := opencode(); !in.Installed || in.Verified || !strings.Contains(in.Detail, "OpenCode 1.18.33") || !strings.HasPrefix(in.LastDecision, "allow (user)") {
+	home.WriteMarker(dir, opencode.Name, home.Marker{At: time.Now(), LastDecision: "allow (user)", Version: "1.18.33"})
+	if in := status(); !in.Installed || in.Verified || !strings.Contains(in.Detail, "OpenCode 1.18.33") || !strings.HasPrefix(in.LastDecision, "allow (user)") {
 		t.Fatalf("seen: %+v", in)
 	}
 	// A config that does not list it is not an install.
 	os.WriteFile(cfg, []byte(`{"plugin": ["other"]}`), 0o600)
-	os.Remove(filepath.Join(dir, "integrations", OpenCode+".json"))
-	if in := opencode(); in.Installed {
+	os.Remove(filepath.Join(dir, "integrations", opencode.Name+".json"))
+	if in := status(); in.Installed {
 		t.Fatalf("other plugin only: %+v", in)
 	}
 }

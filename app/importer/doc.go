@@ -1,10 +1,26 @@
-// Package importer reads the session logs agent harnesses write — Claude
-// Code transcripts, Codex rollouts, and the formats registered by their own
-// packages (dsh session logs, Gemini CLI sessions) — and turns them
-// into neutral records: the session, its billed requests (disjoint usage,
-// ARCHITECTURE.md, "The API") and its folds (context rewrites). It does no I/O of its own
-// beyond the reader it is given, prices nothing and stores nothing: the app
-// prices the records and storage keeps them.
+// Package importer is the core of reading harness logs: the neutral
+// records a log turns into (the session, its billed requests with disjoint
+// usage — ARCHITECTURE.md, "The API" — and its folds, the context
+// rewrites), the driver that reads a log in passes, and the registry of
+// the harnesses' log formats. It does no I/O of its own beyond the reader
+// it is given, prices nothing and stores nothing: the app prices the
+// records and storage keeps them.
+//
+// # Formats register themselves
+//
+// Each harness's folder (app/harness/<name>) registers a Format from an
+// init function, the way an image format registers with
+// image.RegisterFormat: its name and label, where its logs live, the one
+// file filter the walk and the follower share, detection, which logs are
+// a subagent's, the parser of a pass (or, for a harness that keeps a
+// database, its Database), and optionally a fold Predictor. The generic
+// rooms (app/imports, app/follow, app/cli, …) loop over Formats and never
+// import a harness folder; app/harness/all links them all in.
+//
+// Rules every format shares are written here once: a session's id is
+// SessionID(harness, id), a fold's actual cold tokens are set by
+// Fold.SetActual, a fold's id is FoldID, what started a request is named
+// by StartedByName.
 //
 // # Passes, offsets and state
 //
@@ -22,15 +38,8 @@
 // Most bytes of a transcript are tool output and progress lines that carry
 // no usage. Each parser first asks, with bytes.Contains, whether a line can
 // carry what it reads ("usage", compact_boundary, token_count, …) and
-// decodes only those lines, in place, with a small scanner that skips every
-// value it does not need (see jscan.go). Every line is still checked to be
-// framed as a JSON object, so a truncated or corrupt line is an error that
-// names the file and line.
-//
-// # Formats in their own packages
-//
-// Formats other than Claude Code's and Codex's live in packages of their
-// own that register with Register (line formats: app/importer/dsh,
-// app/importer/gemini) or RegisterDatabase (app/importer/opencode); a
-// program reads them by importing those packages, as app/imports does.
+// decodes only those lines, in place, with the small scanner of
+// app/importer/jsonl that skips every value it does not need. Every line
+// is still checked to be framed as a JSON object, so a truncated or
+// corrupt line is an error that names the file and line.
 package importer

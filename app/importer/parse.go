@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"tollgate/app/importer/jsonl"
@@ -13,12 +11,11 @@ import (
 
 // Options say what to parse and where the previous pass stopped.
 type Options struct {
-	// Harness is ClaudeCode, Codex or a registered format's name (DSH,
-	// the Gemini CLI's: Harnesses()).
+	// Harness is a registered format's name (Harnesses()).
 	Harness string
 	// Path is the file's path, or an upload's name: it names the file in
-	// errors and, for Claude Code, tells a main transcript from a subagent's
-	// (…/<session>/subagents/agent-*.jsonl) and gives the session id.
+	// errors, and a format may read the session id or the log's role
+	// (a subagent's) from it.
 	Path string
 	// State is what the previous pass over this file returned (nil: the
 	// input starts at the beginning of the file).
@@ -28,23 +25,23 @@ type Options struct {
 	// it is a whole JSON object. Otherwise it is left for the next pass, as
 	// a writer may still be writing it.
 	AtEOF bool
-	// Live reads a transcript its harness is writing, for a hook that must
+	// Live reads a log its harness is writing, for a hook that must
 	// answer now: a line that cannot be read is skipped and counted in
-	// Result.Skipped instead of failing the pass, and (Claude Code) the
-	// content written after the main thread's last request is measured in
-	// Result.PendingBytes.
+	// Result.Skipped instead of failing the pass, and a parser that
+	// measures it (PendingMeter) reports the content written after the
+	// main thread's last request in Result.PendingBytes.
 	Live bool
 	// Limits bound what one pass reads (zero fields: the defaults).
 	Limits jsonl.Limits
-	// Trace (Claude Code main transcripts) also builds Result.Trace, the
-	// structure a fold predictor replays. Every line is then decoded: ask
-	// for it only when predicting.
+	// Trace also builds Result.Trace, the structure the format's fold
+	// predictor replays (formats with a Predictor). Every line is then
+	// decoded: ask for it only when predicting.
 	Trace bool
-	// TraceFolds is Trace for a transcript that has a fold (FoldKey), as
-	// far as the pass can tell before its first line: the input is looked
-	// at when its first read holds all of it (up to 1 MB); a longer one is
-	// traced. An import reads each transcript once this way, where finding
-	// out first was a second read of every one (issue 17).
+	// TraceFolds is Trace for a log that has a fold, as far as the pass
+	// can tell before its first line (a parser that is a Header decides
+	// from the first read when that holds all of the input; a longer
+	// one is traced). An import reads each log once this way instead of
+	// reading it first to find out.
 	TraceFolds bool
 }
 
@@ -59,27 +56,12 @@ type Result struct {
 	// (raw JSON bytes) on the main thread after its last request: what the
 	// next request will add to the prompt.
 	PendingBytes int64
-	// Trace is the main thread's structure (Options.Trace, Claude Code).
-	Trace *ClaudeTrace
+	// Trace is the log's structure for its format's predictor
+	// (Options.Trace; a Tracer parser), nil when not traced.
+	Trace any
 }
 
-// pendingMeter is a parser that measures pending content (Options.Live).
-type pendingMeter interface{ pendingBytes() int64 }
-
-// parser turns lines into records. Implementations keep everything they
-// need across passes in their state.
-type parser interface {
-	// line handles one complete line (no newline); n is its 1-based number
-	// in the file.
-	line(b []byte, n int) error
-	// finish returns the pass's session and records.
-	finish() (Session, []Record)
-	// state is carried to the next pass; lines is the count so far.
-	state(lines int) (json.RawMessage, error)
-}
-
-// LineParser is a log format kept in its own package (app/importer/<format>),
-// registered with Register. It is the contract the built-in parsers keep:
+// LineParser is a log format's parser of one pass (Format.NewParser).
 // Line handles one complete line (no newline; n is its 1-based number in
 // the file), Finish returns the pass's session and records, and State is
 // carried to the next pass (lines is the count so far; it must keep
@@ -90,89 +72,42 @@ type LineParser interface {
 	State(lines int) (json.RawMessage, error)
 }
 
-// formats are the registered line formats, by harness name. They are
-// registered from init functions, before any Parse runs, so the map is
-// read without a lock.
-var formats = map[string]func(Options) (LineParser, error){}
+// PendingMeter is a LineParser that measures, with Options.Live, the
+// content after the main thread's last request (Result.PendingBytes).
+type PendingMeter interface{ PendingBytes() int64 }
 
-// Register adds a line format for a harness name (from an init function).
-// Registering a name twice, or a built-in one, panics: it is a program
-// error, not an input one.
-func Register(harness string, newParser func(Options) (LineParser, error)) {
-	if _, dup := formats[harness]; dup || databases[harness] || harness == ClaudeCode || harness == Codex {
-		panic("importer: format " + harness + " registered twice")
-	}
-	formats[harness] = newParser
+// Tracer is a LineParser that builds a trace with Options.Trace
+// (Result.Trace); Trace returns nil when it built none.
+type Tracer interface{ Trace() any }
+
+// Header is a LineParser that, with Options.TraceFolds, looks at the
+// pass's first read before its first line (whole: the read holds all of
+// the input) to decide whether to trace. Head returns nil when it has
+// nothing to look at.
+type Header interface {
+	Head() func(b []byte, whole bool)
 }
-
-// databases are harnesses whose logs are not line files (OpenCode's SQLite
-// database), read by their own package and registered with
-// RegisterDatabase so that every list of harness names agrees.
-var databases = map[string]bool{}
-
-// RegisterDatabase names a harness whose logs are a database its own
-// package reads (from an init function). Parse refuses it, naming the way in.
-func RegisterDatabase(harness string) {
-	if _, dup := formats[harness]; dup || databases[harness] || harness == ClaudeCode || harness == Codex {
-		panic("importer: format " + harness + " registered twice")
-	}
-	databases[harness] = true
-}
-
-// Harnesses lists every harness name the importers read: the built-in
-// ones, then the registered line formats and databases in name order.
-func Harnesses() []string {
-	out := []string{ClaudeCode, Codex}
-	extra := make([]string, 0, len(formats)+len(databases))
-	for h := range formats {
-		extra = append(extra, h)
-	}
-	for h := range databases {
-		extra = append(extra, h)
-	}
-	sort.Strings(extra)
-	return append(out, extra...)
-}
-
-// registered adapts a LineParser to the driver's parser.
-type registered struct{ LineParser }
-
-func (r registered) line(b []byte, n int) error               { return r.Line(b, n) }
-func (r registered) finish() (Session, []Record)              { return r.Finish() }
-func (r registered) state(lines int) (json.RawMessage, error) { return r.State(lines) }
 
 // baseState is the part of every parser's state the driver reads.
 type baseState struct {
 	Lines int `json:"lines"`
 }
 
-func newParser(opts Options) (parser, int, error) {
+func newParser(opts Options) (LineParser, int, error) {
 	var base baseState
 	if len(opts.State) > 0 {
 		if err := json.Unmarshal(opts.State, &base); err != nil {
 			return nil, 0, fmt.Errorf("%s: import state: %w", opts.Path, err)
 		}
 	}
-	var p parser
-	var err error
-	switch opts.Harness {
-	case ClaudeCode:
-		p, err = newClaudeParser(opts)
-	case Codex:
-		p, err = newCodexParser(opts)
-	default:
-		newFormat, ok := formats[opts.Harness]
-		if databases[opts.Harness] {
-			return nil, 0, fmt.Errorf("%s: %s keeps its sessions in a database, not a log of lines: import it by path (tollgate import --harness %s)", opts.Path, opts.Harness, opts.Harness)
-		}
-		if !ok {
-			return nil, 0, fmt.Errorf("%s: unknown harness %q (want one of %s)", opts.Path, opts.Harness, strings.Join(Harnesses(), ", "))
-		}
-		var lp LineParser
-		if lp, err = newFormat(opts); err == nil {
-			p = registered{lp}
-		}
+	f, ok := formats[opts.Harness]
+	if !ok {
+		return nil, 0, fmt.Errorf("%s: unknown harness %q (want one of %s)", opts.Path, opts.Harness, strings.Join(Harnesses(), ", "))
 	}
+	if f.NewParser == nil {
+		return nil, 0, fmt.Errorf("%s: %s keeps its sessions in a database, not a log of lines: import it by path (tollgate import --harness %s)", opts.Path, opts.Harness, opts.Harness)
+	}
+	p, err := f.NewParser(opts)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: import state: %w", opts.Path, err)
 	}
@@ -192,64 +127,30 @@ func Parse(r io.Reader, opts Options) (*Result, error) {
 		return nil, err
 	}
 	var head func([]byte, bool)
-	if cp, ok := p.(*claudeParser); ok && opts.TraceFolds && cp.trace == nil && cp.role == PurposeConversation {
-		head = func(b []byte, whole bool) {
-			if !whole || HasFoldKey(b) {
-				cp.trace = newTracer()
-			}
-		}
+	if h, ok := p.(Header); ok && opts.TraceFolds {
+		head = h.Head()
 	}
-	st, err := jsonl.Read(r, jsonl.Options{Path: opts.Path, Line: lines, AtEOF: opts.AtEOF, Live: opts.Live, Limits: opts.Limits, Head: head}, p.line)
+	st, err := jsonl.Read(r, jsonl.Options{Path: opts.Path, Line: lines, AtEOF: opts.AtEOF, Live: opts.Live, Limits: opts.Limits, Head: head}, p.Line)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{}
 	res.Harness = opts.Harness
-	res.Session, res.Records = p.finish()
+	res.Session, res.Records = p.Finish()
 	res.Lines = st.Lines - lines
 	res.Consumed = st.Consumed
 	res.Skipped = st.Skipped
-	if m, ok := p.(pendingMeter); ok && opts.Live {
-		res.PendingBytes = m.pendingBytes()
+	if m, ok := p.(PendingMeter); ok && opts.Live {
+		res.PendingBytes = m.PendingBytes()
 	}
-	if cp, ok := p.(*claudeParser); ok && cp.trace != nil {
-		tr := cp.trace.tr
-		res.Trace = &tr
+	if t, ok := p.(Tracer); ok {
+		res.Trace = t.Trace()
 	}
-	res.State, err = p.state(st.Lines)
+	res.State, err = p.State(st.Lines)
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
-}
-
-// ClaudeRole is the purpose of a Claude Code transcript's requests, by its
-// file name: a main transcript's are the conversation, agent-acompact-*
-// holds a summary call, other agent-* files a subagent.
-func ClaudeRole(path string) string { return claudeRole(path) }
-
-// ClaudeNamedSession is the session a Claude Code main transcript is by
-// its file name (<session uuid>.jsonl); "" for a subagent's transcript (its
-// session is its folder's or its lines') and for a main transcript of
-// another name (its session comes from its lines, and two files may share
-// one).
-func ClaudeNamedSession(path string) string {
-	if claudeRole(path) != PurposeConversation {
-		return ""
-	}
-	return claudeSessionFromPath(path, PurposeConversation)
-}
-
-// claudeRole tells a Claude Code main transcript from a subagent's.
-func claudeRole(path string) string {
-	base := filepath.Base(path)
-	switch {
-	case strings.HasPrefix(base, "agent-acompact"):
-		return PurposeCompaction
-	case strings.HasPrefix(base, "agent-"):
-		return PurposeSubagent
-	}
-	return PurposeConversation
 }
 
 // The reader's limits and errors, named where the importer's callers look.

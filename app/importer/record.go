@@ -7,15 +7,6 @@ import (
 	"tollgate/pricing"
 )
 
-// Harness names, as stored in sessions.harness and accepted by --harness.
-const (
-	ClaudeCode = "claude-code"
-	Codex      = "codex"
-	// DSH's format is app/importer/dsh's (registered); the name stays here
-	// for Detect and for the callers that tell the harnesses apart.
-	DSH = "dsh"
-)
-
 // Purposes of a request (the storage package's vocabulary).
 const (
 	PurposeConversation = "conversation"
@@ -122,6 +113,15 @@ type Fold struct {
 	// rewrite changed starts, when the log says (dsh prunes).
 	FromTokens *int64
 	Line       int
+}
+
+// SetActual gives the fold the billed cold tokens of q, the first
+// main-conversation request after it: its uncached input
+// (pricing.Usage.Uncached), the figure the prediction is checked against.
+// Every format calls it, so every harness's actual means the same.
+func (f *Fold) SetActual(q *Request) {
+	c := q.Usage.Uncached()
+	f.ActualCold, f.ActualRequest = &c, q.ID
 }
 
 // Plan is the JSON stored in rewrites.plan for an imported fold: token

@@ -35,7 +35,9 @@ func (f *lengthFormat) State(lines int) (json.RawMessage, error) {
 }
 
 func init() {
-	Register("test-length", func(o Options) (LineParser, error) { return &lengthFormat{opts: o}, nil })
+	Register(Format{Name: "test-length", Order: 1, Detect: func(path string, _ []byte) bool { return strings.HasSuffix(path, ".len.jsonl") },
+		Subagent:  func(path string) bool { return strings.Contains(path, "/sub/") },
+		NewParser: func(o Options) (LineParser, error) { return &lengthFormat{opts: o}, nil }})
 }
 
 func TestRegisteredFormatParsesAndResumes(t *testing.T) {
@@ -54,17 +56,38 @@ func TestRegisteredFormatParsesAndResumes(t *testing.T) {
 	if !slicesContain(Harnesses(), "test-length") {
 		t.Fatalf("Harnesses() = %v", Harnesses())
 	}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("registering a built-in name did not panic")
-		}
-	}()
-	Register(ClaudeCode, nil)
+	if Detect("a/b.len.jsonl", nil) != "test-length" || Detect("a/b.jsonl", nil) != "" {
+		t.Fatal("Detect does not ask the registered format")
+	}
+	if !IsSubagent("a/sub/b.jsonl") || IsSubagent("a/b.jsonl") {
+		t.Fatal("IsSubagent does not ask the registered format")
+	}
+	for name, f := range map[string]Format{
+		"a name twice":            {Name: "test-length", NewParser: func(Options) (LineParser, error) { return nil, nil }},
+		"no parser nor database":  {Name: "test-none"},
+		"a name with a colon":     {Name: "a:b", NewParser: func(Options) (LineParser, error) { return nil, nil }},
+		"a parser and a database": {Name: "test-both", NewParser: func(Options) (LineParser, error) { return nil, nil }, Database: &Database{}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("registering %s did not panic", name)
+				}
+			}()
+			Register(f)
+		}()
+	}
+}
+
+func TestSessionIDIsHarnessColonID(t *testing.T) {
+	if got := SessionID("test-length", "abc"); got != "test-length:abc" {
+		t.Fatalf("SessionID = %q", got)
+	}
 }
 
 func TestUnknownHarnessNamesTheChoices(t *testing.T) {
 	_, err := Parse(strings.NewReader(""), Options{Harness: "nope", Path: "f.jsonl"})
-	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), ClaudeCode) {
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "test-length") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -78,7 +101,7 @@ func slicesContain(xs []string, x string) bool {
 	return false
 }
 
-func init() { RegisterDatabase("test-db") }
+func init() { Register(Format{Name: "test-db", Order: 2, Database: &Database{File: "test.db"}}) }
 
 func TestDatabaseHarnessIsNamedButNotParsed(t *testing.T) {
 	if !slicesContain(Harnesses(), "test-db") {

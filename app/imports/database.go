@@ -9,57 +9,74 @@ import (
 	"strconv"
 	"time"
 
-	"tollgate/app/harness/opencode/ocdb"
+	"tollgate/app/importer"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
 )
 
-// OpenCode keeps its sessions in one SQLite database, not in log files: an
-// OpenCode source is read by app/importer/opencode and stored session by
-// session, each under its own imports row ("<db path>#<session id>") whose
-// head hash is the session's stamp, so an import again stores only the
-// sessions that changed, and the same message ids make a re-import add
-// nothing twice.
+// A harness that keeps its sessions in one database, not in log files
+// (importer.Database: OpenCode's SQLite file), is read by its format and
+// stored session by session, each under its own imports row ("<db
+// path>#<session id>") whose head hash is the session's stamp, so an
+// import again stores only the sessions that changed, and the same
+// message ids make a re-import add nothing twice.
 
-// splitOpenCode takes the OpenCode databases out of the sources: a source
-// with harness opencode (a folder means its opencode.db), or a file named
-// opencode.db.
-func splitOpenCode(sources []Source) (dbs, rest []Source) {
+// splitDatabases takes the databases out of the sources: a source of a
+// Database format (a folder means the database in it), or a file named as
+// one's database is.
+func splitDatabases(sources []Source) (dbs, rest []Source) {
 	for _, s := range sources {
-		switch {
-		case s.Harness == ocdb.Harness:
+		if f := databaseOf(s); f != nil {
+			s.Harness = f.Name
 			dbs = append(dbs, s)
-		case s.Reader == nil && s.Harness == "" && filepath.Base(s.Path) == "opencode.db":
-			s.Harness = ocdb.Harness
-			dbs = append(dbs, s)
-		default:
+		} else {
 			rest = append(rest, s)
 		}
 	}
 	return dbs, rest
 }
 
-// openCode imports each database, one result per session (and one for a
+// databaseOf is the Database format a source names, or nil.
+func databaseOf(s Source) *importer.Format {
+	if f, ok := importer.Lookup(s.Harness); ok {
+		if f.Database != nil {
+			return f
+		}
+		return nil
+	}
+	if s.Reader != nil || s.Harness != "" {
+		return nil
+	}
+	for _, f := range importer.Formats() {
+		if f.Database != nil && filepath.Base(s.Path) == f.Database.File {
+			return f
+		}
+	}
+	return nil
+}
+
+// databases imports each database, one result per session (and one for a
 // database that could not be read).
-func (r *importRun) openCode(sources []Source) []FileResult {
+func (r *importRun) databases(sources []Source) []FileResult {
 	var out []FileResult
 	for _, src := range sources {
+		f, _ := importer.Lookup(src.Harness)
 		if src.Reader != nil {
 			// SQLite reads a file in place (and its -wal beside it): an
-			// upload of opencode.db alone may miss what OpenCode last wrote.
-			err := fmt.Errorf("%s: OpenCode's database is read where it lies: import it by path (tollgate import --harness opencode PATH), not as an upload", src.Name)
-			out = append(out, FileResult{Path: src.Name, Harness: ocdb.Harness, Err: err, Error: err.Error()})
+			// upload of the database alone may miss what was last written.
+			err := fmt.Errorf("%s: %s's database is read where it lies: import it by path (tollgate import --harness %s PATH), not as an upload", src.Name, f.Label, f.Name)
+			out = append(out, FileResult{Path: src.Name, Harness: f.Name, Err: err, Error: err.Error()})
 			continue
 		}
-		out = append(out, r.openCodeDB(src.Path)...)
+		out = append(out, r.database(f, src.Path)...)
 	}
 	return out
 }
 
-func (r *importRun) openCodeDB(path string) []FileResult {
-	db, ok, err := resolveOpenCode(path)
+func (r *importRun) database(f *importer.Format, path string) []FileResult {
+	db, ok, err := resolveDatabase(f, path)
 	if err != nil {
-		return []FileResult{{Path: path, Harness: ocdb.Harness, Err: err, Error: err.Error()}}
+		return []FileResult{{Path: path, Harness: f.Name, Err: err, Error: err.Error()}}
 	}
 	if !ok {
 		return nil
@@ -76,28 +93,28 @@ func (r *importRun) openCodeDB(path string) []FileResult {
 		prev, known, err := r.db.ImportStateOf(r.ctx, path+"#"+session)
 		return err != nil || !known || prev.HeadHash != stamp
 	}
-	logs, err := ocdb.Read(r.ctx, path, ocdb.Limits{}, changed)
+	logs, err := f.Database.Read(r.ctx, path, changed)
 	if err != nil {
-		return []FileResult{{Path: path, Harness: ocdb.Harness, Err: err, Error: err.Error()}}
+		return []FileResult{{Path: path, Harness: f.Name, Err: err, Error: err.Error()}}
 	}
 	out := make([]FileResult, 0, len(logs))
 	for _, l := range logs {
 		switch {
 		case l.Unchanged:
-			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: ocdb.Harness, Session: l.Batch.Session.ID, Unchanged: true})
+			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: f.Name, Session: l.Batch.Session.ID, Unchanged: true})
 		case l.Err != nil:
-			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: ocdb.Harness, Session: l.Batch.Session.ID, Err: l.Err, Error: l.Err.Error()})
+			out = append(out, FileResult{Path: path + "#" + l.Batch.Session.ID, Harness: f.Name, Session: l.Batch.Session.ID, Err: l.Err, Error: l.Err.Error()})
 		default:
-			out = append(out, r.openCodeSession(path, l))
+			out = append(out, r.databaseSession(f.Name, path, l))
 		}
 	}
 	return out
 }
 
-// openCodeSession stores one session when its stamp changed.
-func (r *importRun) openCodeSession(path string, l ocdb.Log) FileResult {
+// databaseSession stores one session when its stamp changed.
+func (r *importRun) databaseSession(harness, path string, l importer.DatabaseSession) FileResult {
 	key := path + "#" + l.Batch.Session.ID
-	res := FileResult{Path: key, Harness: ocdb.Harness, Session: l.Batch.Session.ID}
+	res := FileResult{Path: key, Harness: harness, Session: l.Batch.Session.ID}
 	for attempt := 0; ; attempt++ {
 		prev, known, err := r.db.ImportStateOf(r.ctx, key)
 		if err != nil {
@@ -112,7 +129,7 @@ func (r *importRun) openCodeSession(path string, l ocdb.Log) FileResult {
 		if known {
 			from = prev
 		}
-		batch, err := r.openCodeBatch(path, l, from)
+		batch, err := r.databaseBatch(harness, path, l, from)
 		if err != nil {
 			res.Err, res.Error = err, err.Error()
 			return res
@@ -130,11 +147,11 @@ func (r *importRun) openCodeSession(path string, l ocdb.Log) FileResult {
 	}
 }
 
-func (r *importRun) openCodeBatch(path string, l ocdb.Log, from sqlite.ImportState) (sqlite.ImportBatch, error) {
+func (r *importRun) databaseBatch(harness, path string, l importer.DatabaseSession, from sqlite.ImportState) (sqlite.ImportBatch, error) {
 	s := l.Batch.Session
 	meta := storage.SessionMeta{ID: s.ID, Harness: s.Harness, Provider: s.Provider, Model: s.Model, Title: s.Title}
 	n := int64(len(l.Batch.Records))
-	batch := sqlite.ImportBatch{From: from, To: sqlite.ImportState{Path: path + "#" + s.ID, Harness: ocdb.Harness, SessionID: s.ID,
+	batch := sqlite.ImportBatch{From: from, To: sqlite.ImportState{Path: path + "#" + s.ID, Harness: harness, SessionID: s.ID,
 		Size: n, Offset: max(n, 1), HeadHash: l.Stamp, State: `{"records":` + strconv.FormatInt(n, 10) + `}`, ImportedAt: time.Now()}}
 	var pc priceCache
 	now := time.Now()
@@ -163,12 +180,12 @@ func (r *importRun) openCodeBatch(path string, l ocdb.Log, from sqlite.ImportSta
 	return batch, nil
 }
 
-// walkOpenCode is Walk for OpenCode: the database a path names, as one
-// file whose size includes its write-ahead log — OpenCode writes there, and
-// the database file itself grows only at checkpoints, so --watch would not
-// see a new message otherwise.
-func walkOpenCode(path string) ([]FileInfo, error) {
-	db, ok, err := resolveOpenCode(path)
+// walkDatabase is Walk for a Database format: the database a path names,
+// as one file whose size includes its write-ahead log — the harness writes
+// there, and the database file itself grows only at checkpoints, so
+// --watch would not see a new message otherwise.
+func walkDatabase(f *importer.Format, path string) ([]FileInfo, error) {
+	db, ok, err := resolveDatabase(f, path)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -183,14 +200,14 @@ func walkOpenCode(path string) ([]FileInfo, error) {
 	if wal, err := os.Stat(db + "-wal"); err == nil && wal.Mode().IsRegular() {
 		size += wal.Size()
 	}
-	return []FileInfo{{Path: db, Harness: ocdb.Harness, Size: size, ModTime: st.ModTime().UnixNano()}}, nil
+	return []FileInfo{{Path: db, Harness: f.Name, Size: size, ModTime: st.ModTime().UnixNano()}}, nil
 }
 
-// resolveOpenCode finds the database a source names: the file itself, or
-// a folder's opencode.db. A folder that does not exist or holds no database
-// yields nothing (OpenCode never ran here), as Walk does for log folders; a
-// missing *.db file is an error.
-func resolveOpenCode(path string) (string, bool, error) {
+// resolveDatabase finds the database a source names: the file itself, or
+// the one in a folder. A folder that does not exist or holds no database
+// yields nothing (the harness never ran here), as Walk does for log
+// folders; a missing *.db file is an error.
+func resolveDatabase(f *importer.Format, path string) (string, bool, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) && filepath.Ext(path) != ".db" {
 		return "", false, nil
@@ -201,7 +218,7 @@ func resolveOpenCode(path string) (string, bool, error) {
 	if !fi.IsDir() {
 		return path, true, nil
 	}
-	db := filepath.Join(path, "opencode.db")
+	db := filepath.Join(path, f.Database.File)
 	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	} else if err != nil {

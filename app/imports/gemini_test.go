@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"tollgate/app/importer"
 	"tollgate/app/harness/gemini"
+	"tollgate/app/importer"
 )
 
 func TestGeminiDefaultRoot(t *testing.T) {
@@ -40,7 +40,7 @@ func TestGeminiDefaultRoot(t *testing.T) {
 // sessions (tool output, the prompt log, a checkpoint).
 func geminiTree(t *testing.T) (root, session, subagent string) {
 	t.Helper()
-	real, err := os.ReadFile(filepath.Join("..", "importer", "gemini", "testdata", "real-0.61.0.jsonl"))
+	real, err := os.ReadFile(filepath.Join("..", "harness", "gemini", "testdata", "real-0.61.0.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestImportGeminiSessionFeedsTheLedger(t *testing.T) {
 func TestImportGeminiCompressionIsARewrite(t *testing.T) {
 	db, settings, _ := importEnv(t)
 	ctx := context.Background()
-	path := filepath.Join("..", "importer", "gemini", "testdata", "real-0.61.0-compression.jsonl")
+	path := filepath.Join("..", "harness", "gemini", "testdata", "real-0.61.0-compression.jsonl")
 	res, err := Files(ctx, db, settings, []Source{{Path: path, Harness: gemini.Harness}}, nil)
 	if err != nil || res.Requests != 3 || res.Folds != 1 {
 		t.Fatalf("import: %+v %v", res, err)

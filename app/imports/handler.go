@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"tollgate/app/config"
+	"tollgate/app/importer"
 	"tollgate/guard"
 	"tollgate/guard/api"
 	"tollgate/storage/sqlite"
@@ -122,7 +123,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "application/json", "":
 		var b importPathsBody
 		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-			api.WriteError(w, tooLargeOr(err, http.StatusBadRequest), "(body)", `want {"paths":["…"],"harness":"claude-code"} or a multipart upload: `+err.Error())
+			api.WriteError(w, tooLargeOr(err, http.StatusBadRequest), "(body)", `want {"paths":["…"],"harness":"`+exampleHarness()+`"} or a multipart upload: `+err.Error())
 			return
 		}
 		for i, p := range b.Paths {
@@ -201,4 +202,13 @@ func (s *spooled) Close() error {
 	err := s.f.Close()
 	s.f = nil
 	return err
+}
+
+// exampleHarness names a harness for a usage message: the first
+// registered.
+func exampleHarness() string {
+	if hs := importer.Harnesses(); len(hs) > 0 {
+		return hs[0]
+	}
+	return "HARNESS"
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"tollgate/app/config"
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/home"
 	"tollgate/app/importer"
 	"tollgate/app/importer/testcorpus"
@@ -170,7 +172,7 @@ func TestImportRealDataMatchesRawLines(t *testing.T) {
 				t.Errorf("%s fold %d: %+v", name, i+1, f)
 			}
 			// The prediction the hook would have made at the boundary, and
-			// its band (issue 12).
+			// its band.
 			if b := f.PredictedColdBand; f.PredictedColdTokens == nil || b == nil || b.Low > *f.PredictedColdTokens || b.High < *f.PredictedColdTokens || b.Low <= 0 {
 				t.Errorf("%s fold %d: predicted %v band %+v", name, i+1, deref(f.PredictedColdTokens), b)
 			} else if a := f.ActualColdTokens; a != nil {
@@ -545,9 +547,9 @@ func TestDetectRealFiles(t *testing.T) {
 	for _, f := range files {
 		b, _ := os.ReadFile(f.Path)
 		h := importer.Detect(f.Path, b[:min(len(b), 4096)])
-		want := importer.ClaudeCode
+		want := cclog.Name
 		if strings.Contains(f.Path, "/codex/") {
-			want = importer.Codex
+			want = cxlog.Name
 		}
 		if h != want {
 			t.Errorf("%s: detected %q, want %q", f.Path, h, want)

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"tollgate/app/importer"
 	"tollgate/app/harness/claudecode/ccfold"
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/importer"
 )
 
 // Every session of a folder has a fold, so each asks for the folder's
@@ -28,7 +29,7 @@ import (
 func TestCandidatesAreDecodedOnce(t *testing.T) {
 	// The harness given (the app's follower, --harness) or told from each
 	// file's first bytes (`tollgate import PATH`): the order is the same.
-	for _, harness := range []string{importer.ClaudeCode, ""} {
+	for _, harness := range []string{cclog.Name, ""} {
 		t.Run(cmp.Or(harness, "detected"), func(t *testing.T) {
 			testCandidatesAreDecodedOnce(t, harness)
 		})
@@ -131,9 +132,9 @@ func writeFoldSession(t *testing.T, dir string, f, s int) string {
 // window (maxGroupFiles) while the writer stores it: the worker holding
 // the next folder's first candidate takes the candidates after it from
 // the extra slots, so none is decoded for its prediction and again by its
-// own pass (review of issue 17's reorder: every other candidate was,
-// with 63 files before it). A slow job of the first folder (the hook)
-// holds the writer the same way.
+// own pass (without them, every other candidate is, with 63 files before
+// it). A slow job of the first folder (the hook) holds the writer the
+// same way.
 func TestCandidatesAreDecodedOnceAfterAFullWindow(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -158,7 +159,7 @@ func TestCandidatesAreDecodedOnceAfterAFullWindow(t *testing.T) {
 				}
 			}
 			defer func() { testHookClaimed = nil }()
-			res, err := Files(context.Background(), db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil)
+			res, err := Files(context.Background(), db, settings, []Source{{Path: projects, Harness: cclog.Name}}, nil)
 			if err != nil || res.Folds != 16 {
 				t.Fatalf("%d folds, %v", res.Folds, err)
 			}
@@ -172,10 +173,9 @@ func TestCandidatesAreDecodedOnceAfterAFullWindow(t *testing.T) {
 // Claude Code 2.0 kept a session's subagent transcripts beside the main
 // ones (<project>/agent-<id>.jsonl, the session named in their lines):
 // they stay in Walk's order (by name, after the main transcripts), so the
-// session's requests are numbered as before the reorder, whichever of
-// them were written last (review of issue 17's reorder: the latest
-// agents moved ahead of the others, and an agent newer than its main
-// transcript ahead of it).
+// session's requests are numbered in file order, whichever of them were
+// written last (not the latest agents ahead of the others, nor an agent
+// newer than its main transcript ahead of it).
 func TestOldLayoutSubagentsKeepTheirNumbering(t *testing.T) {
 	const sid = "aaaaaaaa-0000-4000-8000-000000000001"
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -251,9 +251,8 @@ func TestOldLayoutSubagentsKeepTheirNumbering(t *testing.T) {
 
 // A trace is kept as the trace of the file its pass opened: a file
 // written to after that (the harness appends while the import reads it)
-// is not taken for the one traced, and is decoded again when asked for.
-// put used to stat the file when it stored the trace, and so vouched for
-// lines the pass never read.
+// is not taken for the one traced, and is decoded again when asked for: a
+// stat at put's time would vouch for lines the pass never read.
 func TestTraceKeptAsTheFileItsPassOpened(t *testing.T) {
 	path := writeFoldSession(t, filepath.Join(t.TempDir(), "projects", "-p"), 0, 0)
 	opened, err := os.Stat(path) // the pass opens the file and reads it
@@ -268,12 +267,12 @@ func TestTraceKeptAsTheFileItsPassOpened(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	c := newTraceCache(traceCacheBytes)
-	c.put(path, &importer.ClaudeTrace{}, opened) // the pass publishes what it read
+	c := newTraceCache(claudePredictor(t), traceCacheBytes)
+	c.put(path, &cclog.Trace{}, opened) // the pass publishes what it read
 	if c.has(path) {
 		t.Fatal("a file appended to after its pass opened it is taken for the one traced")
 	}
-	tr, err := c.Trace(path)
+	tr, err := traceOf(c, path)
 	if err != nil || tr == nil || len(tr.Events) == 0 {
 		t.Fatalf("Trace of the grown file: %v, %v", tr, err)
 	}
@@ -314,7 +313,7 @@ func TestACancelledPassPredictsNothing(t *testing.T) {
 				}
 			}
 			defer func() { testHookClaimed = nil }()
-			res, err := Files(ctx, db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil)
+			res, err := Files(ctx, db, settings, []Source{{Path: projects, Harness: cclog.Name}}, nil)
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("import cancelled at its second file: %v", err)
 			}
@@ -363,13 +362,13 @@ func TestAnAppendDuringThePassIsNotTakenForTraced(t *testing.T) {
 	}
 	defer func() { testHookParsed = nil }()
 	db, settings, _ := importEnv(t)
-	traces := newTraceCache(traceCacheBytes)
-	if _, err := filesWith(context.Background(), db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil, traces); err != nil {
+	traces := newTraceCache(claudePredictor(t), traceCacheBytes)
+	if _, err := filesWith(context.Background(), db, settings, []Source{{Path: projects, Harness: cclog.Name}}, nil, &traceCaches{m: map[importer.Predictor]*traceCache{traces.pred: traces}}); err != nil {
 		t.Fatal(err)
 	}
 	// What the cache holds for the file as it is now is the trace of all
 	// of it (decoded again when a later session asked), not the pass's.
-	held, err := traces.Trace(grown)
+	held, err := traceOf(traces, grown)
 	if err != nil {
 		t.Fatal(err)
 	}

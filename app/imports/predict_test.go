@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"tollgate/app/importer"
 	"tollgate/app/harness/claudecode/ccfold"
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/importer"
 	"tollgate/app/importer/testcorpus"
 )
 
@@ -31,9 +32,9 @@ func TestImportPredictsAsTheHookWould(t *testing.T) {
 			}
 			projects := filepath.Join(dir, "projects")
 			var mains []string
-			traces := map[string]*importer.ClaudeTrace{}
+			traces := map[string]*cclog.Trace{}
 			filepath.WalkDir(projects, func(p string, d os.DirEntry, err error) error {
-				if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && importer.ClaudeRole(p) == importer.PurposeConversation {
+				if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && cclog.Role(p) == importer.PurposeConversation {
 					mains = append(mains, p)
 				}
 				return nil
@@ -52,7 +53,7 @@ func TestImportPredictsAsTheHookWould(t *testing.T) {
 				}
 			}
 			db, settings, _ := importEnv(t)
-			if _, err := Files(ctx, db, settings, []Source{{Path: projects, Harness: importer.ClaudeCode}}, nil); err != nil {
+			if _, err := Files(ctx, db, settings, []Source{{Path: projects, Harness: cclog.Name}}, nil); err != nil {
 				t.Fatal(err)
 			}
 			compared, learned := 0, 0

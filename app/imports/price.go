@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,8 +13,8 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer"
-	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/pricing"
+	"tollgate/storage"
 )
 
 // `tollgate price FILE [--fold N]` checks the quote engine against what a
@@ -41,12 +40,12 @@ import (
 // prunes, from where dsh says the first pruned unit starts, the tokens it
 // says were shadowed.
 //
-// A Claude Code fold is predicted as the PreCompact hook predicts it
-// (app/importer/ccfold, replaying the transcript cut at each boundary, with
-// the project's earlier transcripts beside it as history): the checkpoint
-// is the predicted summary, and what Claude Code re-attaches after it is
-// the plan's restoredTokens; the row carries the band and the summary
-// call's predicted and billed cost.
+// A fold of a format with a Predictor (Claude Code's: its PreCompact
+// hook's prediction, replaying the transcript cut at each boundary with
+// the project's earlier transcripts beside it as history) is priced with
+// the prediction: the checkpoint is the predicted summary, and what the
+// harness re-attaches after it is the plan's restoredTokens; the row
+// carries the band and the summary call's predicted and billed cost.
 
 // FoldPrice is one fold priced from its log.
 type FoldPrice struct {
@@ -69,23 +68,17 @@ type FoldPrice struct {
 	CacheExpired        bool
 	BreakPremiumUSD     float64
 	Skipped             string // why the fold could not be priced
-	// Claude Code folds are predicted by the fold predictor (ccfold): the
-	// band, the parts, and the summary call's cost predicted beside the
-	// billed one (nil: the log shows no summary call).
-	Band                 *Band
-	Parts                []ccfold.Part
+	// A predicted fold (its format's Predictor) has the band, the parts,
+	// and the summary call's cost predicted beside the billed one (nil:
+	// the log shows no summary call).
+	Band                 *storage.ColdBand
+	Parts                []importer.ForecastPart
 	SummaryCallUSD       float64
 	SummaryCallActualUSD *float64
 	// SummaryCall is the summary call's predicted usage. Claude Code's
 	// acompact transcripts record a streaming partial of its output (a few
 	// tokens), so its billed cost lacks most of the output.
 	SummaryCall pricing.Usage
-}
-
-// Band is a predicted figure's range.
-type Band struct {
-	Low  int64 `json:"low"`
-	High int64 `json:"high"`
 }
 
 // ErrorPercent is (predicted − actual) / actual in percent; ok is false
@@ -107,9 +100,14 @@ type SessionLog struct {
 	profile  string
 	provider string
 	model    string
-	// path and trace: a Claude Code main transcript, for the predictor.
+	// path and trace: the main log and its trace, for its format's
+	// predictor (nil without one).
 	path  string
-	trace *importer.ClaudeTrace
+	trace any
+	pred  importer.Predictor
+	// foldAfterCall: its format writes a fold when the summary call
+	// returns (Format.FoldAfterCall).
+	foldAfterCall bool
 }
 
 // Session is the log's session id.
@@ -127,8 +125,8 @@ func (sl *SessionLog) Pricing() (profile, provider, model string) {
 	return sl.profile, sl.provider, sl.model
 }
 
-// ReadSessionLog reads a log whole; a Claude Code transcript brings its
-// subagents' transcripts (<session>/subagents/*.jsonl) along.
+// ReadSessionLog reads a log whole, with its companions (a Claude Code
+// transcript's subagents' transcripts: Format.Companions).
 func ReadSessionLog(path, harness string) (*SessionLog, error) {
 	files := []string{path}
 	if harness == "" {
@@ -144,20 +142,22 @@ func ReadSessionLog(path, harness string) (*SessionLog, error) {
 			return nil, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", path, strings.Join(importer.Harnesses(), ", "))
 		}
 	}
-	if harness == importer.ClaudeCode && strings.HasSuffix(path, ".jsonl") {
-		subs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(path, ".jsonl"), "subagents", "*.jsonl"))
-		sort.Strings(subs)
-		files = append(files, subs...)
+	f, ok := importer.Lookup(harness)
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown harness %q (want one of %s)", path, harness, strings.Join(importer.Harnesses(), ", "))
 	}
-	sl := &SessionLog{harness: harness, path: path}
+	if f.Companions != nil {
+		files = append(files, f.Companions(path)...)
+	}
+	sl := &SessionLog{harness: harness, path: path, pred: f.Predictor, foldAfterCall: f.FoldAfterCall}
 	byID := map[string]*importer.Request{}
 	for i, file := range files {
-		f, err := importer.OpenRegular(file)
+		fh, err := importer.OpenRegular(file)
 		if err != nil {
 			return nil, err
 		}
-		res, err := importer.Parse(f, importer.Options{Harness: harness, Path: file, AtEOF: true, Trace: i == 0 && harness == importer.ClaudeCode})
-		f.Close()
+		res, err := importer.Parse(fh, importer.Options{Harness: harness, Path: file, AtEOF: true, Trace: i == 0 && sl.pred != nil})
+		fh.Close()
 		if err != nil {
 			return nil, err
 		}
@@ -250,21 +250,19 @@ func PriceFolds(sl *SessionLog, settings *config.Settings, n int) ([]FoldPrice, 
 	if n > len(sl.folds) {
 		return nil, fmt.Errorf("--fold %d: the log has %d folds", n, len(sl.folds))
 	}
-	// Claude Code: the predictor replays the transcript, learning from the
-	// project's earlier transcripts beside it and from each fold before.
-	var preds map[*importer.Fold]ccfold.Fold
-	if sl.trace != nil {
-		preds = map[*importer.Fold]ccfold.Fold{}
-		for _, f := range ccfold.Replay(sl.trace, ccfold.EarlierSessions(sl.path, ccfold.Start(sl.trace)), ccfold.Env{}) {
-			preds[f.Fold] = f
-		}
+	// The predictor replays the log, learning from the logs beside it
+	// (Claude Code: the project's earlier transcripts) and from each fold
+	// before.
+	var preds map[*importer.Fold]importer.Forecast
+	if sl.trace != nil && sl.pred != nil {
+		preds = sl.pred.PredictLog(sl.path, sl.trace)
 	}
 	var out []FoldPrice
 	for i, f := range sl.folds {
 		if n > 0 && i+1 != n {
 			continue
 		}
-		var pred *ccfold.Fold
+		var pred *importer.Forecast
 		if p, ok := preds[f]; ok {
 			pred = &p
 		}
@@ -278,7 +276,7 @@ func PriceFolds(sl *SessionLog, settings *config.Settings, n int) ([]FoldPrice, 
 	return out, nil
 }
 
-func (sl *SessionLog) priceFold(i int, model pricing.CacheModel, pred *ccfold.Fold) ([]FoldPrice, error) {
+func (sl *SessionLog) priceFold(i int, model pricing.CacheModel, pred *importer.Forecast) ([]FoldPrice, error) {
 	f := sl.folds[i]
 	base := FoldPrice{Fold: i + 1, At: f.At, Kind: f.Kind, Trigger: f.Trigger, PreTokens: f.PreTokens, ActualCold: f.ActualCold}
 	lo := 0
@@ -313,14 +311,14 @@ func (sl *SessionLog) priceFold(i int, model pricing.CacheModel, pred *ccfold.Fo
 	// The surface.
 	var units []pricing.Unit
 	var ends []int64 // tokens after the envelope at each unit's end
-	covered := env
-	for _, r := range reqs {
-		if p := r.Usage.Prompt(); p > covered {
-			units = append(units, pricing.Unit{ID: "u" + strconv.Itoa(len(units)), Tokens: p - covered, Breakpoint: true})
-			covered = p
-			ends = append(ends, covered-env)
-		}
+	prompts := make([]int64, len(reqs))
+	for k, r := range reqs {
+		prompts[k] = r.Usage.Prompt()
 	}
+	covered := pricing.Growth(env, prompts, func(k int, tokens int64) {
+		units = append(units, pricing.Unit{ID: "u" + strconv.Itoa(len(units)), Tokens: tokens, Breakpoint: true})
+		ends = append(ends, prompts[k]-env)
+	})
 	pre := f.PreTokens
 	if pre == 0 {
 		pre = last.Usage.Prompt() + last.Usage.Output
@@ -333,7 +331,7 @@ func (sl *SessionLog) priceFold(i int, model pricing.CacheModel, pred *ccfold.Fo
 	base.Units = len(units)
 	at := f.At
 	start := f.At
-	if sl.harness == importer.ClaudeCode {
+	if sl.foldAfterCall {
 		// The boundary is written once the summary call returns; the
 		// rewrite was decided when that call started.
 		for _, c := range sl.calls {
@@ -375,15 +373,15 @@ func (sl *SessionLog) priceFold(i int, model pricing.CacheModel, pred *ccfold.Fo
 		est.Checkpoint = model.EstimatedSummaryTokens
 		var restored int64
 		if pred != nil {
-			// What Claude Code re-attaches after the summary, predicted.
-			p := pred.Prediction
-			est.Checkpoint = p.Part("summary").Tokens
+			// What the harness re-attaches after the summary, predicted.
+			p := pred
+			est.Checkpoint = p.Summary
 			restored = max(p.Cold-est.Checkpoint, 0)
-			est.Band = &Band{Low: p.Low, High: p.High}
+			est.Band = &storage.ColdBand{Low: p.Low, High: p.High}
 			est.Parts = p.Parts
 			prices, _ := model.PricesAt(at)
 			u := pricing.Usage{CacheRead: p.Call.Read, Output: p.Call.Output}
-			if p.Call.TTL > 5*time.Minute {
+			if p.Call.TTLSeconds > 5*60 {
 				u.CacheWrite1h = p.Call.Write
 			} else {
 				u.CacheWrite = p.Call.Write
@@ -490,13 +488,13 @@ type PriceJSON struct {
 
 // FoldPriceJSON is one fold of PriceJSON.
 type FoldPriceJSON struct {
-	Fold                int      `json:"fold"`
-	Trigger             string   `json:"trigger"`
-	PreTokens           int64    `json:"preTokens"`
-	PredictedColdTokens *int64   `json:"predictedColdTokens"`
-	PredictedColdBand   *Band    `json:"predictedColdBand"`
-	ActualColdTokens    *int64   `json:"actualColdTokens"`
-	ErrorPct            *float64 `json:"errorPct"`
+	Fold                int               `json:"fold"`
+	Trigger             string            `json:"trigger"`
+	PreTokens           int64             `json:"preTokens"`
+	PredictedColdTokens *int64            `json:"predictedColdTokens"`
+	PredictedColdBand   *storage.ColdBand `json:"predictedColdBand"`
+	ActualColdTokens    *int64            `json:"actualColdTokens"`
+	ErrorPct            *float64          `json:"errorPct"`
 	SummaryCall         *struct {
 		PredictedUSD *float64 `json:"predictedUSD"`
 		ActualUSD    *float64 `json:"actualUSD"`

@@ -12,6 +12,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/importer/testcorpus"
+	"tollgate/storage"
 )
 
 // priceTable is what `tollgate price FILE` prints below its header: the
@@ -35,7 +36,7 @@ func priceTable(t *testing.T, path string) (string, error) {
 
 // Claude Code folds are priced by the fold predictor, each learning only
 // from what came before it (the session's earlier folds, the project's
-// earlier transcripts beside it): the targets of issue 12 are within 10 %
+// earlier transcripts beside it): the predictor's targets are within 10 %
 // of the bill, or inside a band with high ≤ 2 × low.
 func TestPriceRealFolds(t *testing.T) {
 	data := testcorpus.SharedData(t)
@@ -135,13 +136,13 @@ func TestPriceJSON(t *testing.T) {
 	var got struct {
 		Session string `json:"session"`
 		Folds   []struct {
-			Fold                int     `json:"fold"`
-			Trigger             string  `json:"trigger"`
-			PreTokens           int64   `json:"preTokens"`
-			PredictedColdTokens int64   `json:"predictedColdTokens"`
-			PredictedColdBand   Band    `json:"predictedColdBand"`
-			ActualColdTokens    int64   `json:"actualColdTokens"`
-			ErrorPct            float64 `json:"errorPct"`
+			Fold                int              `json:"fold"`
+			Trigger             string           `json:"trigger"`
+			PreTokens           int64            `json:"preTokens"`
+			PredictedColdTokens int64            `json:"predictedColdTokens"`
+			PredictedColdBand   storage.ColdBand `json:"predictedColdBand"`
+			ActualColdTokens    int64            `json:"actualColdTokens"`
+			ErrorPct            float64          `json:"errorPct"`
 			SummaryCall         struct {
 				PredictedUSD float64 `json:"predictedUSD"`
 				ActualUSD    float64 `json:"actualUSD"`
@@ -243,27 +244,27 @@ func TestTraceCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := newTraceCache(int64(len(line)) + 1) // room for one file
-	t1, err := c.Trace(a)
+	c := newTraceCache(claudePredictor(t), int64(len(line))+1) // room for one file
+	t1, err := traceOf(c, a)
 	if err != nil || t1.Cwd != "/p" {
 		t.Fatalf("%+v %v", t1, err)
 	}
-	if t2, _ := c.Trace(a); t2 != t1 {
+	if t2, _ := traceOf(c, a); t2 != t1 {
 		t.Fatal("an unchanged file was decoded again")
 	}
 	if err := os.WriteFile(a, []byte(line+line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if t3, _ := c.Trace(a); t3 == t1 || len(t3.Events) != 2 {
+	if t3, _ := traceOf(c, a); t3 == t1 || len(t3.Events) != 2 {
 		t.Fatalf("a grown file: %+v", t3)
 	}
-	if _, err := c.Trace(b); err != nil {
+	if _, err := traceOf(c, b); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.m) != 1 || c.m[b] == nil || c.bytes != int64(len(line)) {
 		t.Fatalf("cache holds %d files, %d bytes", len(c.m), c.bytes)
 	}
-	if _, err := c.Trace(filepath.Join(dir, "none.jsonl")); err == nil {
+	if _, err := traceOf(c, filepath.Join(dir, "none.jsonl")); err == nil {
 		t.Fatal("a missing file read")
 	}
 	if c.HasFold(a) || c.HasFold(filepath.Join(dir, "none.jsonl")) {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"tollgate/app/config"
-	"tollgate/app/home"
 	"tollgate/app/harness/claudecode/ccfold"
+	"tollgate/app/home"
 	"tollgate/app/importer/testcorpus"
 	"tollgate/storage/sqlite"
 )
@@ -81,7 +81,7 @@ func TestHistoryCacheMatchesReplay(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	cache := newTraceCache(traceCacheBytes)
+	cache := newTraceCache(claudePredictor(t), traceCacheBytes)
 	learned := 0
 	for round := range 2 {
 		for _, p := range paths {
@@ -90,7 +90,7 @@ func TestHistoryCacheMatchesReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := ccfold.EarlierSessions(p, ccfold.Start(tr))
-			h := ccfold.EarlierSessionsFrom(p, ccfold.Start(tr), cache)
+			h := ccfold.EarlierSessionsFrom(p, ccfold.Start(tr), ccfold.Cached(cache))
 			if !reflect.DeepEqual(h, want) {
 				t.Fatalf("round %d, %s: the cached history differs from the replayed one", round, filepath.Base(p))
 			}

@@ -11,11 +11,14 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"tollgate/app/harness"
+	"tollgate/app/importer"
 	"tollgate/pricing"
 	"tollgate/storage"
 )
@@ -28,19 +31,23 @@ import (
 //     session.id, prompt.id, event.sequence — numbers (intValue) since
 //     2.1.332, strings before: both are read. The claude_code.assistant_response
 //     that follows it (same prompt.id, next event.sequence) names the
-//     transcript line's uuid (message.uuid). Session "claude-code:<session.id>",
-//     the importer's id for the same transcript.
+//     transcript line's uuid (message.uuid). Session: session.id.
 //   - Codex ([otel] exporter = otlp-http): codex.sse_event of event.kind
 //     response.completed, with input_token_count (cached included, OpenAI's
-//     convention), cached_token_count, output_token_count; session
-//     "codex:<conversation.id>".
+//     convention), cached_token_count, output_token_count; session:
+//     conversation.id.
 //   - Gemini CLI (GEMINI_TELEMETRY_*): gemini_cli.api_response, with
 //     input_token_count (cached included), cached_content_token_count,
 //     output_token_count, thoughts_token_count (billed as output),
-//     tool_token_count (the tool-use prompt, billed as input); session
-//     "gemini:<session.id>".
+//     tool_token_count (the tool-use prompt, billed as input); session:
+//     session.id.
 //
-// Other events are counted as seen and otherwise ignored.
+// An event's namespace (claude_code, codex, gemini_cli) names the harness
+// whose export it is (the integrations' harness.OTel), and the requests
+// are stored under that harness's name, with the importer's session id
+// (importer.SessionID), so live usage and the later import of the same
+// session merge. Other events, and the events of a harness this binary
+// does not register, are counted as seen and otherwise ignored.
 const (
 	eventClaudeRequest  = "claude_code.api_request"
 	eventClaudeResponse = "claude_code.assistant_response"
@@ -48,12 +55,35 @@ const (
 	eventGeminiResponse = "gemini_cli.api_response"
 )
 
-// Harness names, as the importer stores them in sessions.harness.
-const (
-	HarnessClaudeCode = "claude-code"
-	HarnessCodex      = "codex"
-	HarnessGemini     = "gemini"
-)
+// otelNames are the registered integrations' OpenTelemetry names
+// (harness.OTel): the harness of each event namespace, and the namespace
+// of each service.name whose records carry bare event names. Integrations
+// register from init functions, before any export arrives, so the
+// registry is read once.
+var otelNames = sync.OnceValue(func() otelNameMaps {
+	n := otelNameMaps{harness: map[string]string{}, namespace: map[string]string{}}
+	for _, in := range harness.Registered() {
+		if o := in.OTel; o != nil {
+			n.harness[o.Namespace] = in.Name
+			if o.Service != "" {
+				n.namespace[o.Service] = o.Namespace
+			}
+		}
+	}
+	return n
+})
+
+type otelNameMaps struct {
+	harness   map[string]string // event namespace → harness name
+	namespace map[string]string // service.name → event namespace
+}
+
+// harnessOf is the harness whose export names an event name ("" when no
+// registered integration's does).
+func harnessOf(event string) string {
+	ns, _, _ := strings.Cut(event, ".")
+	return otelNames().harness[ns]
+}
 
 // FieldError is a malformed part of an export: Field is its path in the
 // OTLP document (resourceLogs[0].scopeLogs[0].logRecords[6].attributes.input_tokens).
@@ -117,6 +147,10 @@ func Requests(logs plog.Logs, now time.Time) (Batch, error) {
 				default:
 					continue
 				}
+				h := harnessOf(name)
+				if h == "" {
+					continue
+				}
 				at, err := ev.time(lr, now)
 				if err != nil {
 					return b, err
@@ -124,18 +158,18 @@ func Requests(logs plog.Logs, now time.Time) (Batch, error) {
 				var r *storage.Request
 				switch name {
 				case eventClaudeRequest:
-					r, err = ev.claudeRequest(at)
+					r, err = ev.claudeRequest(at, h)
 					if r != nil {
 						claude[key{r.Session.ID, ev.str("prompt.id"), ev.sequence()}] = len(b.Requests)
 					}
 				case eventClaudeResponse:
 					if u := ev.str("message.uuid"); u != "" && len(u) <= maxIDLen {
-						responses[key{"claude-code:" + ev.str("session.id"), ev.str("prompt.id"), ev.sequence()}] = u
+						responses[key{importer.SessionID(h, ev.str("session.id")), ev.str("prompt.id"), ev.sequence()}] = u
 					}
 				case eventCodexSSE:
-					r, err = ev.codexRequest(at)
+					r, err = ev.codexRequest(at, h)
 				case eventGeminiResponse:
-					r, err = ev.geminiRequest(at)
+					r, err = ev.geminiRequest(at, h)
 				}
 				if err != nil {
 					return b, err
@@ -170,7 +204,8 @@ func Requests(logs plog.Logs, now time.Time) (Batch, error) {
 
 // eventName is the record's event name: the OTLP EventName field, else a
 // string body (Claude Code: "claude_code.api_request"), else the
-// event.name attribute, prefixed by the service's namespace when bare.
+// event.name attribute, prefixed by the service's namespace when bare
+// (harness.OTel.Service).
 func eventName(lr plog.LogRecord, service string) string {
 	if n := lr.EventName(); n != "" {
 		return n
@@ -180,11 +215,8 @@ func eventName(lr plog.LogRecord, service string) string {
 	}
 	n := strAttr(lr.Attributes(), "event.name")
 	if n != "" && !strings.Contains(n, ".") {
-		switch service {
-		case "claude-code":
-			n = "claude_code." + n
-		case "gemini-cli":
-			n = "gemini_cli." + n
+		if ns, ok := otelNames().namespace[service]; ok {
+			n = ns + "." + n
 		}
 	}
 	return n
@@ -336,7 +368,7 @@ func (e event) requestID(at time.Time, parts ...string) string {
 	return id + ":t" + strconv.FormatInt(at.UnixNano(), 10)
 }
 
-func (e event) claudeRequest(at time.Time) (*storage.Request, error) {
+func (e event) claudeRequest(at time.Time, h string) (*storage.Request, error) {
 	session, err := e.id("session.id")
 	if err != nil {
 		return nil, err
@@ -372,15 +404,14 @@ func (e event) claudeRequest(at time.Time) (*storage.Request, error) {
 	if model == "" {
 		window = 0
 	}
-	id := "claude-code:" + session
 	return &storage.Request{
-		Session:   storage.SessionMeta{ID: id, Harness: HarnessClaudeCode, Provider: "anthropic", Model: model, ContextWindow: window},
+		Session:   storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: "anthropic", Model: model, ContextWindow: window},
 		RequestID: e.requestID(at, e.str("prompt.id")), At: at, Purpose: purpose,
 		Provider: "anthropic", Model: model, Usage: u, Via: storage.ViaOTLP,
 	}, nil
 }
 
-func (e event) codexRequest(at time.Time) (*storage.Request, error) {
+func (e event) codexRequest(at time.Time, h string) (*storage.Request, error) {
 	if e.str("event.kind") != "response.completed" {
 		return nil, nil
 	}
@@ -399,13 +430,13 @@ func (e event) codexRequest(at time.Time) (*storage.Request, error) {
 	cached := min(c["cached_token_count"], c["input_token_count"])
 	u := pricing.Usage{Input: c["input_token_count"] - cached, CacheRead: cached, Output: c["output_token_count"]}
 	return &storage.Request{
-		Session:   storage.SessionMeta{ID: "codex:" + session, Harness: HarnessCodex, Provider: "openai", Model: model},
+		Session:   storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: "openai", Model: model},
 		RequestID: e.requestID(at), At: at, Purpose: storage.PurposeConversation,
 		Provider: "openai", Model: model, Usage: u, Via: storage.ViaOTLP,
 	}, nil
 }
 
-func (e event) geminiRequest(at time.Time) (*storage.Request, error) {
+func (e event) geminiRequest(at time.Time, h string) (*storage.Request, error) {
 	session, err := e.id("session.id")
 	if err != nil {
 		return nil, err
@@ -420,11 +451,11 @@ func (e event) geminiRequest(at time.Time) (*storage.Request, error) {
 	}
 	cached := min(c["cached_content_token_count"], c["input_token_count"])
 	// The tool-use prompt is billed as input beside the prompt, as the
-	// session file's import counts it (app/importer/gemini): both witnesses
+	// session file's import counts it (app/harness/gemini): both witnesses
 	// of one request must agree to be counted once.
 	u := pricing.Usage{Input: c["input_token_count"] - cached + c["tool_token_count"], CacheRead: cached, Output: c["output_token_count"] + c["thoughts_token_count"]}
 	return &storage.Request{
-		Session:   storage.SessionMeta{ID: "gemini:" + session, Harness: HarnessGemini, Provider: "google", Model: model},
+		Session:   storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: "google", Model: model},
 		RequestID: e.requestID(at, e.str("prompt_id")), At: at, Purpose: storage.PurposeConversation,
 		Provider: "google", Model: model, Usage: u, Via: storage.ViaOTLP,
 	}, nil

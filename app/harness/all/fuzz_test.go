@@ -1,4 +1,4 @@
-package importer
+package all_test
 
 import (
 	"bytes"
@@ -8,6 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/codex/cxlog"
+	"tollgate/app/harness/dsh"
+	"tollgate/app/importer"
 
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
@@ -23,7 +28,7 @@ func fuzzParser(f *testing.F, harness, path string, seeds [][]byte) {
 		f.Add(s, uint16(len(s)/2))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
-		one, err := Parse(bytes.NewReader(data), Options{Harness: harness, Path: path, AtEOF: true})
+		one, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: harness, Path: path, AtEOF: true})
 		if err != nil {
 			return
 		}
@@ -38,17 +43,17 @@ func fuzzParser(f *testing.F, harness, path string, seeds [][]byte) {
 				t.Fatalf("negative usage %+v", q)
 			}
 		}
-		if IsZstd(path) {
+		if importer.IsZstd(path) {
 			return // cuts of compressed data are TestZstdIncompleteFrameWaits's
 		}
 		c := int(cut) % (len(data) + 1)
 		g1 := got{requests: map[string]pricing.Usage{}, purposes: map[string]string{}, sessions: map[string]bool{}}
 		g1.add(one)
-		first, err := Parse(bytes.NewReader(data[:c]), Options{Harness: harness, Path: path})
+		first, err := importer.Parse(bytes.NewReader(data[:c]), importer.Options{Harness: harness, Path: path})
 		if err != nil {
 			t.Fatalf("the first pass fails where the whole succeeds: %v", err)
 		}
-		second, err := Parse(bytes.NewReader(data[first.Consumed:]), Options{Harness: harness, Path: path, State: first.State, AtEOF: true})
+		second, err := importer.Parse(bytes.NewReader(data[first.Consumed:]), importer.Options{Harness: harness, Path: path, State: first.State, AtEOF: true})
 		if err != nil {
 			t.Fatalf("the second pass fails where the whole succeeds: %v", err)
 		}
@@ -70,7 +75,7 @@ func fuzzParser(f *testing.F, harness, path string, seeds [][]byte) {
 
 // startsOf lists each request's thread and what started it, by id, as its
 // first appearance says (a message continued in a later pass says nothing).
-func startsOf(results ...*Result) string {
+func startsOf(results ...*importer.Result) string {
 	seen := map[string]bool{}
 	var b bytes.Buffer
 	for _, res := range results {
@@ -87,7 +92,7 @@ func startsOf(results ...*Result) string {
 func seedsOf(harness string) [][]byte {
 	var out [][]byte
 	for _, l := range syntheticLogs(nil) {
-		if l.harness != harness || IsZstd(l.path) {
+		if l.harness != harness || importer.IsZstd(l.path) {
 			continue
 		}
 		lines := bytes.SplitAfter(l.data, []byte("\n"))
@@ -101,27 +106,27 @@ func seedsOf(harness string) [][]byte {
 }
 
 func FuzzClaudeCode(f *testing.F) {
-	fuzzParser(f, ClaudeCode, "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", seedsOf(ClaudeCode))
+	fuzzParser(f, cclog.Name, "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", seedsOf(cclog.Name))
 }
 
 func FuzzClaudeCodeSubagent(f *testing.F) {
-	fuzzParser(f, ClaudeCode, "p/s/subagents/agent-acompact-1.jsonl", seedsOf(ClaudeCode))
+	fuzzParser(f, cclog.Name, "p/s/subagents/agent-acompact-1.jsonl", seedsOf(cclog.Name))
 }
 
 func FuzzCodex(f *testing.F) {
-	fuzzParser(f, Codex, "rollout-x.jsonl", seedsOf(Codex))
+	fuzzParser(f, cxlog.Name, "rollout-x.jsonl", seedsOf(cxlog.Name))
 }
 
 func FuzzDSH(f *testing.F) {
-	fuzzParser(f, DSH, "session.jsonl", seedsOf(DSH))
+	fuzzParser(f, dsh.Name, "session.jsonl", seedsOf(dsh.Name))
 }
 
 func FuzzDSHZstd(f *testing.F) {
 	var seeds [][]byte
-	for _, s := range seedsOf(DSH) {
+	for _, s := range seedsOf(dsh.Name) {
 		seeds = append(seeds, zstdFrames(f, s))
 	}
-	fuzzParser(f, DSH, "session.jsonl.zstd", seeds)
+	fuzzParser(f, dsh.Name, "session.jsonl.zstd", seeds)
 }
 
 // FuzzScanner: the scanner accepts every valid JSON object and never
@@ -207,57 +212,15 @@ func TestWriteFuzzSeeds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, h := range map[string]string{"FuzzClaudeCode": ClaudeCode, "FuzzClaudeCodeSubagent": ClaudeCode, "FuzzCodex": Codex, "FuzzDSH": DSH} {
+	for name, h := range map[string]string{"FuzzClaudeCode": cclog.Name, "FuzzClaudeCodeSubagent": cclog.Name, "FuzzCodex": cxlog.Name, "FuzzDSH": dsh.Name} {
 		for i, s := range seedsOf(h) {
 			write(name, i, s, uint16(len(s)/3))
 		}
 	}
-	for i, s := range seedsOf(DSH) {
+	for i, s := range seedsOf(dsh.Name) {
 		write("FuzzDSHZstd", i, zstdFrames(t, s), uint16(0))
 	}
 	for i, s := range []string{`{"a":{"b":[1,"x\"y",{"c":null}]},"d":12}`, `{"message":{"usage":{"input_tokens":1e3}}}`, `{"x":"\ud83d\ude00"}`} {
 		write("FuzzScanner", i, []byte(s))
 	}
-}
-
-// FuzzClaudeTrace: the trace (Options.Trace) never panics, is the
-// reference tracer's (refTracer: each value found whole, then read), and
-// it reads the records the plain pass reads, its requests theirs.
-func FuzzClaudeTrace(f *testing.F) {
-	for _, s := range seedsOf(ClaudeCode) {
-		f.Add(s)
-	}
-	f.Add([]byte(traceLog))
-	f.Add([]byte(traceLogReordered))
-	f.Add([]byte(traceLogMetaLast))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl"
-		// An import's pass is not live (a malformed line fails it): the
-		// tracer is held to the reference there too, whatever it returns.
-		traceBoth(t, data, false)
-		tr, err := traceBoth(t, data, true) // the reference's trace, or t fails
-		if err != nil {
-			return
-		}
-		plain, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: path, AtEOF: true, Live: true})
-		if err != nil || len(plain.Records) != len(tr.Records) {
-			t.Fatalf("plain pass: %v, %d records vs %d", err, len(plain.Records), len(tr.Records))
-		}
-		reqs := map[*Request]bool{}
-		for _, r := range tr.Records {
-			if r.Request != nil {
-				reqs[r.Request] = true
-			}
-		}
-		for _, e := range tr.Trace.Events {
-			if e.Kind == TraceRequest && !reqs[e.Request] {
-				t.Fatalf("a traced request that is not a record: %+v", e.Request)
-			}
-			for _, op := range e.Files {
-				if op.Path == "" {
-					t.Fatalf("a file op without a path: %+v", op)
-				}
-			}
-		}
-	})
 }

@@ -1,4 +1,4 @@
-package importer
+package all_test
 
 import (
 	"bufio"
@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/codex/cxlog"
+	"tollgate/app/importer"
 
 	"tollgate/app/importer/testcorpus"
 	"tollgate/pricing"
@@ -100,17 +104,17 @@ func wantClaude(t testing.TB, main string, subagents []string) want {
 				}
 				_, seen := w.requests[key]
 				w.requests[key] = usage // the last line of a message holds its final figures
-				purpose := PurposeConversation
+				purpose := importer.PurposeConversation
 				base := filepath.Base(path)
 				switch {
 				case strings.HasPrefix(base, "agent-acompact"):
-					purpose = PurposeCompaction
+					purpose = importer.PurposeCompaction
 				case strings.HasPrefix(base, "agent-"), m["isSidechain"] == true:
-					purpose = PurposeSubagent
+					purpose = importer.PurposeSubagent
 				}
 				if !seen {
 					w.purposes[key] = purpose
-					if fi == 0 && purpose == PurposeConversation {
+					if fi == 0 && purpose == importer.PurposeConversation {
 						for _, i := range open {
 							c := usage.Uncached()
 							w.folds[i].actualCold = &c
@@ -133,7 +137,7 @@ func wantClaude(t testing.TB, main string, subagents []string) want {
 type got struct {
 	requests map[string]pricing.Usage
 	purposes map[string]string
-	folds    []*Fold
+	folds    []*importer.Fold
 	sessions map[string]bool
 }
 
@@ -145,7 +149,7 @@ func parseFiles(t testing.TB, harness string, files ...string) got {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Parse(f, Options{Harness: harness, Path: path})
+		res, err := importer.Parse(f, importer.Options{Harness: harness, Path: path})
 		f.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -155,14 +159,14 @@ func parseFiles(t testing.TB, harness string, files ...string) got {
 	return g
 }
 
-func (g *got) add(res *Result) {
+func (g *got) add(res *importer.Result) {
 	if res.Session.ID != "" {
 		g.sessions[res.Session.ID] = true
 	}
 	for _, r := range res.Records {
 		if q := r.Request; q != nil {
 			g.requests[q.ID] = g.requests[q.ID].Max(q.Usage)
-			if p, ok := g.purposes[q.ID]; !ok || q.Purpose == PurposeCompaction {
+			if p, ok := g.purposes[q.ID]; !ok || q.Purpose == importer.PurposeCompaction {
 				_ = p
 				g.purposes[q.ID] = q.Purpose
 			}
@@ -240,7 +244,7 @@ func TestClaudeCodeRealSessions(t *testing.T) {
 	for main, subs := range claudeSessions(t, data) {
 		t.Run(filepath.Base(main), func(t *testing.T) {
 			w := wantClaude(t, main, subs)
-			g := parseFiles(t, ClaudeCode, append([]string{main}, subs...)...)
+			g := parseFiles(t, cclog.Name, append([]string{main}, subs...)...)
 			checkSame(t, filepath.Base(main), w, g)
 			if len(g.sessions) != 1 {
 				t.Errorf("a session's files name %d sessions: %v", len(g.sessions), g.sessions)
@@ -261,7 +265,7 @@ func TestClaudeCodeRealSessionFigures(t *testing.T) {
 	if _, err := os.Stat(main); err != nil {
 		t.Skip("258c7280 transcript absent")
 	}
-	g := parseFiles(t, ClaudeCode, main)
+	g := parseFiles(t, cclog.Name, main)
 	tot := totals(g.requests)
 	if len(g.requests) != 152 || tot != (pricing.Usage{Input: 180, CacheRead: 14771617, CacheWrite1h: 349474, Output: 38899}) {
 		t.Fatalf("258c7280 main transcript: %d requests, %+v", len(g.requests), tot)
@@ -288,7 +292,7 @@ func wantCodex(t testing.TB, path string) want {
 		lu := obj(info, "last_token_usage")
 		key := fmt.Sprintf("t%d", num(obj(info, "total_token_usage"), "total_tokens"))
 		w.requests[key] = pricing.Usage{Input: num(lu, "input_tokens") - num(lu, "cached_input_tokens"), CacheRead: num(lu, "cached_input_tokens"), Output: num(lu, "output_tokens")}
-		w.purposes[key] = PurposeConversation
+		w.purposes[key] = importer.PurposeConversation
 	}
 	return w
 }
@@ -300,7 +304,7 @@ func TestCodexRealRollout(t *testing.T) {
 		t.Skip("crud.jsonl absent")
 	}
 	w := wantCodex(t, path)
-	g := parseFiles(t, Codex, path)
+	g := parseFiles(t, cxlog.Name, path)
 	checkSame(t, "crud.jsonl", w, g)
 	if !g.sessions["codex:019bf4b5-e7b0-75a0-8bf2-05fbf1b13c9b"] {
 		t.Errorf("sessions %v", g.sessions)
@@ -323,7 +327,7 @@ func parseInPasses(t testing.TB, harness, path string, data []byte, cuts []int) 
 		if cut < offset {
 			continue
 		}
-		res, err := Parse(bytes.NewReader(data[offset:cut]), Options{Harness: harness, Path: path, State: state, AtEOF: cut == len(data)})
+		res, err := importer.Parse(bytes.NewReader(data[offset:cut]), importer.Options{Harness: harness, Path: path, State: state, AtEOF: cut == len(data)})
 		if err != nil {
 			t.Fatalf("pass ending at %d: %v", cut, err)
 		}
@@ -387,13 +391,13 @@ func TestMalformedLineNamesFileAndLine(t *testing.T) {
 	for _, tc := range syntheticLogs(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			lines := bytes.SplitAfter(tc.data, []byte("\n"))
-			if IsZstd(tc.path) {
+			if importer.IsZstd(tc.path) {
 				t.Skip("covered by the plain twin")
 			}
 			// Break the 3rd line (or the last, in a short log) that carries
 			// what the parser reads: cut it short inside the figures.
 			marker := []byte(`"usage":{`)
-			if tc.harness == Codex {
+			if tc.harness == cxlog.Name {
 				marker = []byte(`"token_count","info":{`)
 			}
 			var carriers []int
@@ -410,8 +414,8 @@ func TestMalformedLineNamesFileAndLine(t *testing.T) {
 			at := bytes.Index(l, marker) + len(marker) + 5
 			lines[broken] = append(append([]byte{}, l[:at]...), "}\n"...)
 			data := bytes.Join(lines, nil)
-			_, err := Parse(bytes.NewReader(data), Options{Harness: tc.harness, Path: "logs/" + tc.path})
-			var le *LineError
+			_, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: tc.harness, Path: "logs/" + tc.path})
+			var le *importer.LineError
 			if !errors.As(err, &le) || le.Line != broken+1 || le.File != "logs/"+tc.path {
 				t.Fatalf("err = %v, want a LineError at logs/%s:%d", err, tc.path, broken+1)
 			}
@@ -424,15 +428,15 @@ func TestMalformedLineNamesFileAndLine(t *testing.T) {
 
 func TestTruncatedLineIsAnErrorUnlessItIsTheLast(t *testing.T) {
 	data := []byte(`{"type":"user","sessionId":"s","cwd":"/x"}` + "\n" + `{"type":"assistant","message":{"id":"m1"` + "\n" + `{"type":"user"}` + "\n")
-	_, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: "a.jsonl"})
-	var le *LineError
+	_, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: cclog.Name, Path: "a.jsonl"})
+	var le *importer.LineError
 	if !errors.As(err, &le) || le.Line != 2 {
 		t.Fatalf("err = %v, want line 2", err)
 	}
 	// The same line being written at the end is left for the next pass.
 	data = data[:bytes.LastIndex(data[:len(data)-1], []byte("\n"))+1]
 	data = data[:len(data)-1]
-	res, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: "a.jsonl"})
+	res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: cclog.Name, Path: "a.jsonl"})
 	if err != nil || res.Consumed != int64(bytes.IndexByte(data, '\n')+1) || res.Lines != 1 {
 		t.Fatalf("res=%+v err=%v", res, err)
 	}
@@ -458,7 +462,7 @@ func TestClaudeUsageNormalisation(t *testing.T) {
 			pricing.Usage{Input: 1, CacheWrite: 60, CacheWrite1h: 40, Output: 1}},
 		{`{"input_tokens":null,"cache_creation":null,"output_tokens":2.0}`, pricing.Usage{Output: 2}},
 	} {
-		res, err := Parse(strings.NewReader(line(tc.usage)), Options{Harness: ClaudeCode, Path: "x.jsonl"})
+		res, err := importer.Parse(strings.NewReader(line(tc.usage)), importer.Options{Harness: cclog.Name, Path: "x.jsonl"})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.usage, err)
 		}
@@ -468,7 +472,7 @@ func TestClaudeUsageNormalisation(t *testing.T) {
 	}
 	// negative or non-numeric counts are malformed
 	for _, bad := range []string{`{"input_tokens":-1}`, `{"input_tokens":"7"}`, `{"output_tokens":1e40}`} {
-		if _, err := Parse(strings.NewReader(line(bad)), Options{Harness: ClaudeCode, Path: "x.jsonl"}); err == nil {
+		if _, err := importer.Parse(strings.NewReader(line(bad)), importer.Options{Harness: cclog.Name, Path: "x.jsonl"}); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
@@ -478,7 +482,7 @@ func TestNestedUsageInProgressLinesIsNotARequest(t *testing.T) {
 	// Claude Code echoes a subagent's messages as agent_progress lines of
 	// the main transcript: the subagent's own file bills them.
 	data := `{"type":"progress","sessionId":"s","cwd":"/w","data":{"message":{"type":"assistant","message":{"id":"m9","model":"claude-sonnet-4-5","usage":{"input_tokens":3,"output_tokens":40}},"requestId":"r9"},"type":"agent_progress"},"timestamp":"2026-02-12T16:02:27.718Z"}` + "\n"
-	res, err := Parse(strings.NewReader(data), Options{Harness: ClaudeCode, Path: "x.jsonl"})
+	res, err := importer.Parse(strings.NewReader(data), importer.Options{Harness: cclog.Name, Path: "x.jsonl"})
 	if err != nil || len(res.Records) != 0 {
 		t.Fatalf("records %+v err %v", res.Records, err)
 	}
@@ -492,7 +496,7 @@ func TestSessionIDs(t *testing.T) {
 		{"p/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a1.jsonl", "claude-code:4d5611e5-241a-462a-8d15-5122611a9569"},
 		{"p/other.jsonl", "claude-code:from-lines"},
 	} {
-		res, err := Parse(strings.NewReader(line), Options{Harness: ClaudeCode, Path: tc.path})
+		res, err := importer.Parse(strings.NewReader(line), importer.Options{Harness: cclog.Name, Path: tc.path})
 		if err != nil || res.Session.ID != tc.want {
 			t.Errorf("%s: %q %v, want %q", tc.path, res.Session.ID, err, tc.want)
 		}

@@ -1,12 +1,18 @@
-package importer
+package all_test
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/codex/cxlog"
+	"tollgate/app/harness/dsh"
+	"tollgate/app/importer"
 
 	"tollgate/app/importer/testcorpus"
 )
@@ -21,7 +27,7 @@ func startedByAt(t *testing.T, files ...string) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: path, AtEOF: true})
+		res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: cclog.Name, Path: path, AtEOF: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,10 +46,10 @@ func TestStartedByRealTranscripts(t *testing.T) {
 	dir := filepath.Join(testcorpus.SharedData(t), "claude-code")
 	got := startedByAt(t, filepath.Join(dir, "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"))
 	for at, want := range map[string]string{
-		"20:19:04 ": StartedByPrompt,       // "continue" after 4 h 11 min
-		"20:30:31 ": StartedByCompaction,   // the first request after the fold
-		"20:58:58 ": StartedByAnswer,       // the AskUserQuestion answer after 19 min
-		"21:03:30 ": StartedByNotification, // a background command finished
+		"20:19:04 ": importer.StartedByPrompt,       // "continue" after 4 h 11 min
+		"20:30:31 ": importer.StartedByCompaction,   // the first request after the fold
+		"20:58:58 ": importer.StartedByAnswer,       // the AskUserQuestion answer after 19 min
+		"21:03:30 ": importer.StartedByNotification, // a background command finished
 	} {
 		if got[at] != want {
 			t.Errorf("4d5611e5 %s started by %q, want %q", at, got[at], want)
@@ -52,9 +58,9 @@ func TestStartedByRealTranscripts(t *testing.T) {
 	sub, _ := filepath.Glob(filepath.Join(dir, "258c7280-ae70-4798-800f-63464d01a85d", "subagents", "*.jsonl"))
 	got = startedByAt(t, append(sub, filepath.Join(dir, "258c7280-ae70-4798-800f-63464d01a85d.jsonl"))...)
 	for at, want := range map[string]string{
-		"20:51:16 ": StartedByNotification, // with an interrupt and a tool result before it: the notification names it
-		"21:18:43 ": StartedByCompaction,
-		"21:36:44 ": StartedByNotification,
+		"20:51:16 ": importer.StartedByNotification, // with an interrupt and a tool result before it: the notification names it
+		"21:18:43 ": importer.StartedByCompaction,
+		"21:36:44 ": importer.StartedByNotification,
 	} {
 		if got[at] != want {
 			t.Errorf("258c7280 %s started by %q, want %q", at, got[at], want)
@@ -63,18 +69,18 @@ func TestStartedByRealTranscripts(t *testing.T) {
 	starts, kinds := 0, map[string]int{}
 	for k, v := range got {
 		kinds[v]++
-		if strings.HasSuffix(k, " agent-a881341") && v == StartedByThreadStart {
+		if strings.HasSuffix(k, " agent-a881341") && v == importer.StartedByThreadStart {
 			starts++
 		}
-		if strings.HasSuffix(k, " ") && v == StartedByThreadStart {
+		if strings.HasSuffix(k, " ") && v == importer.StartedByThreadStart {
 			t.Errorf("a main-thread request %s is a thread start", k)
 		}
 	}
 	if starts != 1 {
 		t.Errorf("subagent a881341 has %d thread starts, want 1 (%v)", starts, kinds)
 	}
-	if kinds[StartedByToolResult] < 100 {
-		t.Errorf("only %d tool-result requests: %v", kinds[StartedByToolResult], kinds)
+	if kinds[importer.StartedByToolResult] < 100 {
+		t.Errorf("only %d tool-result requests: %v", kinds[importer.StartedByToolResult], kinds)
 	}
 }
 
@@ -88,8 +94,8 @@ func TestStartedByEveryKind(t *testing.T) {
 	n := 0
 	asst := func(extra string) string {
 		n++
-		return `{"parentUuid":"p","isSidechain":false,"message":{"id":"m` + itoa(n) + `","model":"claude-opus-4-6","role":"assistant","content":[` + extra +
-			`],"usage":{"input_tokens":3,"cache_read_input_tokens":100,"output_tokens":1}},"requestId":"r` + itoa(n) + `","type":"assistant","uuid":"a","timestamp":"2026-02-12T20:00:0` + itoa(n%10) + `Z"}`
+		return `{"parentUuid":"p","isSidechain":false,"message":{"id":"m` + strconv.Itoa(n) + `","model":"claude-opus-4-6","role":"assistant","content":[` + extra +
+			`],"usage":{"input_tokens":3,"cache_read_input_tokens":100,"output_tokens":1}},"requestId":"r` + strconv.Itoa(n) + `","type":"assistant","uuid":"a","timestamp":"2026-02-12T20:00:0` + strconv.Itoa(n%10) + `Z"}`
 	}
 	lines := []string{
 		user(`"hello"`, ""), asst(""),
@@ -104,8 +110,8 @@ func TestStartedByEveryKind(t *testing.T) {
 		user(`[{"tool_use_id":"t2","type":"tool_result","content":"ok"}]`, ""), user(`"<task-notification>x"`, ""), asst(""),
 		asst(""),
 	}
-	want := []string{StartedByPrompt, StartedByToolResult, StartedByAnswer, StartedByNotification, StartedByInterrupt,
-		StartedByHook, StartedByMeta, StartedByCompaction, StartedByNotification, ""}
+	want := []string{importer.StartedByPrompt, importer.StartedByToolResult, importer.StartedByAnswer, importer.StartedByNotification, importer.StartedByInterrupt,
+		importer.StartedByHook, importer.StartedByMeta, importer.StartedByCompaction, importer.StartedByNotification, ""}
 	data := []byte(strings.Join(lines, "\n") + "\n")
 	check := func(name string, g []string) {
 		if strings.Join(g, ",") != strings.Join(want, ",") {
@@ -113,7 +119,7 @@ func TestStartedByEveryKind(t *testing.T) {
 		}
 	}
 	path := "/p/11111111-2222-3333-4444-555555555555.jsonl"
-	res, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: path, AtEOF: true})
+	res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: cclog.Name, Path: path, AtEOF: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +136,7 @@ func TestStartedByEveryKind(t *testing.T) {
 		if l == "" {
 			continue
 		}
-		res, err := Parse(strings.NewReader(l), Options{Harness: ClaudeCode, Path: path, State: state})
+		res, err := importer.Parse(strings.NewReader(l), importer.Options{Harness: cclog.Name, Path: path, State: state})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,11 +149,11 @@ func TestStartedByEveryKind(t *testing.T) {
 	}
 	check("line by line", g)
 	// A subagent's file is its own thread, its first request a start.
-	res, err = Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: "/p/11111111-2222-3333-4444-555555555555/subagents/agent-a1.jsonl", AtEOF: true})
+	res, err = importer.Parse(bytes.NewReader(data), importer.Options{Harness: cclog.Name, Path: "/p/11111111-2222-3333-4444-555555555555/subagents/agent-a1.jsonl", AtEOF: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := res.Records[0].Request; q.Thread != "agent-a1" || q.StartedBy != StartedByThreadStart {
+	if q := res.Records[0].Request; q.Thread != "agent-a1" || q.StartedBy != importer.StartedByThreadStart {
 		t.Errorf("subagent's first request: thread %q started by %q", q.Thread, q.StartedBy)
 	}
 }
@@ -160,7 +166,7 @@ func TestStartedByCodex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Parse(bytes.NewReader(data), Options{Harness: Codex, Path: path, AtEOF: true})
+	res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: cxlog.Name, Path: path, AtEOF: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +177,10 @@ func TestStartedByCodex(t *testing.T) {
 		}
 	}
 	// user_message, then four tool results (function or custom tool calls).
-	if want := []string{StartedByPrompt, StartedByToolResult, StartedByToolResult, StartedByToolResult, StartedByToolResult}; strings.Join(got, ",") != strings.Join(want, ",") {
+	if want := []string{importer.StartedByPrompt, importer.StartedByToolResult, importer.StartedByToolResult, importer.StartedByToolResult, importer.StartedByToolResult}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("started by %q, want %q", got, want)
 	}
-	res, err = Parse(bytes.NewReader(synthCodex(1)), Options{Harness: Codex, Path: "rollout-x.jsonl", AtEOF: true})
+	res, err = importer.Parse(bytes.NewReader(synthCodex(1)), importer.Options{Harness: cxlog.Name, Path: "rollout-x.jsonl", AtEOF: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +190,7 @@ func TestStartedByCodex(t *testing.T) {
 		case r.Fold != nil:
 			after = true
 		case r.Request != nil && after:
-			if r.Request.StartedBy != StartedByCompaction {
+			if r.Request.StartedBy != importer.StartedByCompaction {
 				t.Errorf("the first request after a compaction is started by %q", r.Request.StartedBy)
 			}
 			after = false
@@ -196,18 +202,18 @@ func TestStartedByCodex(t *testing.T) {
 // user message and a tool result (the prompt names them), the first after
 // its summary says so.
 func TestStartedByDSH(t *testing.T) {
-	res, err := Parse(bytes.NewReader(synthDSH(1)), Options{Harness: DSH, Path: "s.jsonl", AtEOF: true})
+	res, err := importer.Parse(bytes.NewReader(synthDSH(1)), importer.Options{Harness: dsh.Name, Path: "s.jsonl", AtEOF: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, r := range res.Records {
-		if q := r.Request; q != nil && q.Purpose == PurposeConversation {
+		if q := r.Request; q != nil && q.Purpose == importer.PurposeConversation {
 			got = append(got, q.StartedBy)
 		}
 	}
-	want := []string{StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt, StartedByPrompt,
-		StartedByPrompt, StartedByCompaction, StartedByPrompt, StartedByPrompt}
+	want := []string{importer.StartedByPrompt, importer.StartedByPrompt, importer.StartedByPrompt, importer.StartedByPrompt, importer.StartedByPrompt, importer.StartedByPrompt, importer.StartedByPrompt, importer.StartedByPrompt,
+		importer.StartedByPrompt, importer.StartedByCompaction, importer.StartedByPrompt, importer.StartedByPrompt}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("started by\n%q, want\n%q", got, want)
 	}

@@ -1,4 +1,4 @@
-package importer
+package all_test
 
 import (
 	"bytes"
@@ -11,6 +11,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/codex/cxlog"
+	"tollgate/app/harness/dsh"
+	"tollgate/app/importer"
 
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
@@ -108,7 +113,7 @@ func synthClaudeCompact() []byte {
 func synthCodex(seed uint64) []byte {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"timestamp":"%s","type":"session_meta","payload":{"id":"019bf4b5-0000-7000-8000-00000000abcd","timestamp":"%s","cwd":"/home/u/codex-proj","originator":"codex_cli_rs","cli_version":"0.89.0","model_provider":"openai","base_instructions":{"text":"You are Codex"}}}`+"\n", stamp(0), stamp(0))
+	fmt.Fprintf(&b, `{"timestamp":"%s","type":"session_meta","payload":{"id":"019bf4b5-0000-7000-8000-00000000abcd","timestamp":"%s","cwd":"/home/u/codex-proj","originator":"codex_cli_rs","cli_version":"0.89.0","model_provider":"openai","base_instructions":{"text":"You are cxlog.Name"}}}`+"\n", stamp(0), stamp(0))
 	var total [4]int64 // input, cached, output, total
 	ctx := int64(9000)
 	i := 0
@@ -131,7 +136,7 @@ func synthCodex(seed uint64) []byte {
 		b.WriteString(line)
 		fmt.Fprintf(&b, `{"timestamp":"%s","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"token_count is fine"}]}}`+"\n", stamp(i))
 		if rng.IntN(2) == 0 {
-			b.WriteString(line) // Codex repeats a token_count without a new request
+			b.WriteString(line) // cxlog.Name repeats a token_count without a new request
 		}
 	}
 	fmt.Fprintf(&b, `{"timestamp":"%s","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{}}}`+"\n", stamp(0))
@@ -240,13 +245,13 @@ func zstdFrames(t testing.TB, data []byte) []byte {
 }
 
 func syntheticLogs(t testing.TB) []synthLog {
-	dsh := synthDSH(7)
+	dshLog := synthDSH(7)
 	return []synthLog{
-		{"claude-code", ClaudeCode, "0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", synthClaude(5)},
-		{"claude-code-compact", ClaudeCode, "0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11/subagents/agent-acompact-1.jsonl", synthClaudeCompact()},
-		{"codex", Codex, "rollout-2026-11-30T09-00-00-019bf4b5-0000-7000-8000-00000000abcd.jsonl", synthCodex(6)},
-		{"dsh", DSH, "session.jsonl", dsh},
-		{"dsh-zstd", DSH, "session.jsonl.zstd", zstdFrames(t, dsh)},
+		{"claude-code", cclog.Name, "0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", synthClaude(5)},
+		{"claude-code-compact", cclog.Name, "0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11/subagents/agent-acompact-1.jsonl", synthClaudeCompact()},
+		{"codex", cxlog.Name, "rollout-2026-11-30T09-00-00-019bf4b5-0000-7000-8000-00000000abcd.jsonl", synthCodex(6)},
+		{"dsh", dsh.Name, "session.jsonl", dshLog},
+		{"dsh-zstd", dsh.Name, "session.jsonl.zstd", zstdFrames(t, dshLog)},
 	}
 }
 
@@ -266,7 +271,7 @@ func TestSyntheticClaudeCode(t *testing.T) {
 	logs := syntheticLogs(t)
 	main, compact := writeSynth(t, dir, logs[0]), writeSynth(t, dir, logs[1])
 	w := wantClaude(t, main, []string{compact})
-	g := parseFiles(t, ClaudeCode, main, compact)
+	g := parseFiles(t, cclog.Name, main, compact)
 	checkSame(t, "synthetic", w, g)
 	if len(w.requests) != 22 || len(w.folds) != 2 || w.folds[1].trigger != "manual" {
 		t.Fatalf("the synthetic transcript should hold 21+1 requests and two folds: %d, %+v", len(w.requests), w.folds)
@@ -285,18 +290,18 @@ func TestSyntheticCodex(t *testing.T) {
 	l := syntheticLogs(t)[2]
 	path := writeSynth(t, t.TempDir(), l)
 	w := wantCodex(t, path)
-	g := parseFiles(t, Codex, path)
+	g := parseFiles(t, cxlog.Name, path)
 	// The token_count before the local compaction is its summary call.
 	var compaction []string
 	for k, p := range g.purposes {
-		if p == PurposeCompaction {
+		if p == importer.PurposeCompaction {
 			compaction = append(compaction, k)
 		}
 	}
 	if len(compaction) != 1 {
 		t.Fatalf("compaction requests %v, want one", compaction)
 	}
-	w.purposes[compaction[0]] = PurposeCompaction
+	w.purposes[compaction[0]] = importer.PurposeCompaction
 	if len(g.folds) != 2 {
 		t.Fatalf("%d folds, want 2 (compacted + context_compacted of one compaction are one fold)", len(g.folds))
 	}
@@ -373,10 +378,10 @@ func wantDSH(t testing.TB, data []byte) want {
 			w.requests[id] = u
 			p, _ := m["purpose"].(string)
 			if p == "" {
-				p = PurposeConversation
+				p = importer.PurposeConversation
 			}
 			w.purposes[id] = p
-			if !seen && p == PurposeConversation {
+			if !seen && p == importer.PurposeConversation {
 				for _, i := range open {
 					c := u.Uncached()
 					w.folds[i].actualCold = &c
@@ -390,7 +395,7 @@ func wantDSH(t testing.TB, data []byte) want {
 			}
 			if call := obj(m, "call"); call != nil {
 				w.requests[call["id"].(string)] = usage(obj(call, "usage"))
-				w.purposes[call["id"].(string)] = PurposeCompaction
+				w.purposes[call["id"].(string)] = importer.PurposeCompaction
 			}
 			w.folds = append(w.folds, wantFold{trigger: trig, pre: num(m, "preTokens")})
 			open = append(open, len(w.folds)-1)
@@ -409,7 +414,7 @@ func TestSyntheticDSH(t *testing.T) {
 		t.Run(l.name, func(t *testing.T) {
 			path := writeSynth(t, t.TempDir(), l)
 			w := wantDSH(t, synthDSH(7))
-			g := parseFiles(t, DSH, path)
+			g := parseFiles(t, dsh.Name, path)
 			checkSame(t, l.name, w, g)
 			if !g.sessions["dsh:s-8f3a"] {
 				t.Errorf("sessions %v", g.sessions)
@@ -418,13 +423,13 @@ func TestSyntheticDSH(t *testing.T) {
 				t.Fatalf("folds %d", len(g.folds))
 			}
 			prune, summary, op := g.folds[0], g.folds[1], g.folds[2]
-			if prune.Kind != KindPrune || prune.ShadowedTokens != 2500+2000 || prune.Units != 3+2 || ptr(prune.FromTokens) != int64(4000) {
+			if prune.Kind != importer.KindPrune || prune.ShadowedTokens != 2500+2000 || prune.Units != 3+2 || ptr(prune.FromTokens) != int64(4000) {
 				t.Errorf("prune with its surfaceOp: %+v", prune)
 			}
-			if summary.Kind != KindSummary || summary.CheckpointTokens != 1800 || summary.RetainedTokens != 3000 || summary.Summary == nil || summary.Summary.Output != 1800 {
+			if summary.Kind != importer.KindSummary || summary.CheckpointTokens != 1800 || summary.RetainedTokens != 3000 || summary.Summary == nil || summary.Summary.Output != 1800 {
 				t.Errorf("summary: %+v", summary)
 			}
-			if op.Kind != KindPrune || op.ShadowedTokens != 3800 || op.Units != 1 {
+			if op.Kind != importer.KindPrune || op.ShadowedTokens != 3800 || op.Units != 1 {
 				t.Errorf("surfaceOp fold: %+v", op)
 			}
 		})
@@ -434,13 +439,13 @@ func TestSyntheticDSH(t *testing.T) {
 func TestZstdIncompleteFrameWaits(t *testing.T) {
 	plain := synthDSH(7)
 	z := zstdFrames(t, plain)
-	whole, err := Parse(bytes.NewReader(z), Options{Harness: DSH, Path: "session.jsonl.zstd"})
+	whole, err := importer.Parse(bytes.NewReader(z), importer.Options{Harness: dsh.Name, Path: "session.jsonl.zstd"})
 	if err != nil || whole.Consumed != int64(len(z)) {
 		t.Fatalf("whole: %v, consumed %d of %d", err, whole.Consumed, len(z))
 	}
 	// Every prefix parses without error and stops at a frame boundary.
 	for cut := 0; cut < len(z); cut += 7 {
-		res, err := Parse(bytes.NewReader(z[:cut]), Options{Harness: DSH, Path: "session.jsonl.zstd"})
+		res, err := importer.Parse(bytes.NewReader(z[:cut]), importer.Options{Harness: dsh.Name, Path: "session.jsonl.zstd"})
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
@@ -454,7 +459,7 @@ func TestZstdIncompleteFrameWaits(t *testing.T) {
 		}
 	}
 	// Garbage is an error naming the file.
-	_, err = Parse(bytes.NewReader([]byte("not zstd at all")), Options{Harness: DSH, Path: "s.jsonl.zstd"})
+	_, err = importer.Parse(bytes.NewReader([]byte("not zstd at all")), importer.Options{Harness: dsh.Name, Path: "s.jsonl.zstd"})
 	if err == nil || !strings.Contains(err.Error(), "s.jsonl.zstd") {
 		t.Fatalf("err = %v", err)
 	}

@@ -42,10 +42,11 @@ import (
 	"strings"
 	"time"
 
+	"tollgate/app/harness/claudecode/ccfold"
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/harness/hookio"
 	"tollgate/app/home"
 	"tollgate/app/importer"
-	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
 	"tollgate/pricing"
@@ -153,7 +154,7 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput,
 			log.Warn("reading the Claude Code transcript", "path", in.TranscriptPath, "err", err)
 		}
 	}
-	window, threshold := importer.ClaudeAutoCompact(tr.Model, opts.Getenv)
+	window, threshold := cclog.AutoCompact(tr.Model, opts.Getenv)
 	version := claudeVersion(opts.Getenv)
 
 	pid := os.Getpid()
@@ -248,7 +249,7 @@ func predictFold(in hookInput, tr transcript, opts Options) ccfold.Prediction {
 	}
 	trace := tr.Trace
 	if trace == nil {
-		trace = &importer.ClaudeTrace{}
+		trace = &cclog.Trace{}
 	}
 	if trace.Cwd == "" {
 		c := *trace

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"tollgate/app/importer"
 	"tollgate/app/harness/claudecode/ccfold"
+	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/importer"
 )
 
 // ---- fixtures ----
@@ -51,7 +52,7 @@ func testTranscript(t0 time.Time) string {
 
 // parseTestTranscript reads a transcript as the hook reads a live one.
 func parseTestTranscript(text string) (transcript, error) {
-	res, err := importer.Parse(strings.NewReader(text), importer.Options{Harness: importer.ClaudeCode,
+	res, err := importer.Parse(strings.NewReader(text), importer.Options{Harness: cclog.Name,
 		Path: "11111111-2222-3333-4444-555555555555.jsonl", AtEOF: true, Live: true, Trace: true})
 	if err != nil {
 		return transcript{}, err
@@ -148,15 +149,15 @@ func TestDecodeClaudeHookInput(t *testing.T) {
 func TestClaudeWindow(t *testing.T) {
 	env := map[string]string{}
 	get := func(k string) string { return env[k] }
-	if w, th := importer.ClaudeAutoCompact("claude-sonnet-4-5", get); w != 200000 || th != 167000 {
+	if w, th := cclog.AutoCompact("claude-sonnet-4-5", get); w != 200000 || th != 167000 {
 		t.Fatalf("default %d %d", w, th)
 	}
-	if w, _ := importer.ClaudeAutoCompact("claude-sonnet-4-5[1m]", get); w != 1000000 {
+	if w, _ := cclog.AutoCompact("claude-sonnet-4-5[1m]", get); w != 1000000 {
 		t.Fatalf("1m %d", w)
 	}
 	// 10 % of the effective window (100k less the 20k output reserve)
 	env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"], env["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"] = "100000", "10"
-	if w, th := importer.ClaudeAutoCompact("x", get); w != 100000 || th != 8000 {
+	if w, th := cclog.AutoCompact("x", get); w != 100000 || th != 8000 {
 		t.Fatalf("override %d %d", w, th)
 	}
 	env["AI_AGENT"] = "claude-code_2-1-332_harness"

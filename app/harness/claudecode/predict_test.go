@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/importer"
 	"tollgate/pricing"
 )
@@ -80,7 +81,7 @@ func TestHookPredictsRealFolds(t *testing.T) {
 			}
 			in := hookInput{SessionID: "s", TranscriptPath: p, HookEventName: claudePreCompact, Trigger: fold.Trigger}
 			opts := Options{Now: func() time.Time { return fold.At }, Getenv: func(string) string { return "" }, Timeout: time.Minute}
-			window, threshold := importer.ClaudeAutoCompact(tr.Model, opts.Getenv)
+			window, threshold := cclog.AutoCompact(tr.Model, opts.Getenv)
 			pred := predictFold(in, tr, opts)
 			req := claudeRewriteRequest(in, tr, opts, window, threshold, pred)
 			if threshold != 167_000 || req.ThresholdTokens != threshold {
@@ -179,7 +180,7 @@ func TestHookSaysWhenTheCacheExpired(t *testing.T) {
 		expired float64
 	}{{2 * time.Minute, 0}, {14 * time.Minute, 9 * 60}} {
 		opts := Options{Now: func() time.Time { return last.Add(c.idle) }, Getenv: func(string) string { return "" }, Timeout: time.Minute}
-		window, threshold := importer.ClaudeAutoCompact(tr.Model, opts.Getenv)
+		window, threshold := cclog.AutoCompact(tr.Model, opts.Getenv)
 		req := claudeRewriteRequest(in, tr, opts, window, threshold, predictFold(in, tr, opts))
 		if req.Prediction == nil || req.Prediction.CacheExpiredSeconds != c.expired || req.IdleSeconds != c.idle.Seconds() {
 			t.Errorf("idle %s: prediction %+v idle %v, want expired %v", c.idle, req.Prediction, req.IdleSeconds, c.expired)

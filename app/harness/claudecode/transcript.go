@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/importer"
 	"tollgate/pricing"
 )
@@ -28,7 +29,7 @@ type transcript struct {
 	Model        string
 	LastAt       time.Time
 	// Trace is the main thread's structure, for the fold predictor.
-	Trace *importer.ClaudeTrace
+	Trace *cclog.Trace
 }
 
 // readTranscript reads a live transcript: a line Claude Code is still
@@ -43,7 +44,7 @@ func readTranscript(ctx context.Context, path string) (transcript, error) {
 		return transcript{}, err
 	}
 	defer f.Close()
-	res, err := importer.Parse(importer.ContextReader(ctx, f), importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Live: true, Trace: true})
+	res, err := importer.Parse(importer.ContextReader(ctx, f), importer.Options{Harness: cclog.Name, Path: path, AtEOF: true, Live: true, Trace: true})
 	if err != nil {
 		return transcript{}, err
 	}
@@ -51,9 +52,9 @@ func readTranscript(ctx context.Context, path string) (transcript, error) {
 }
 
 func newTranscript(res *importer.Result) transcript {
-	tr := transcript{Records: res.Records, PendingBytes: res.PendingBytes, Trace: res.Trace}
+	tr := transcript{Records: res.Records, PendingBytes: res.PendingBytes, Trace: cclog.TraceOf(res)}
 	if tr.Trace == nil {
-		tr.Trace = &importer.ClaudeTrace{}
+		tr.Trace = &cclog.Trace{}
 	}
 	for _, rec := range res.Records {
 		switch {
@@ -94,15 +95,9 @@ func (tr *transcript) surface() (int64, []pricing.Unit) {
 		envelope = min(envelope, first.Prompt())
 	}
 	units := make([]pricing.Unit, 0, len(tr.Since)+1)
-	covered := envelope
-	for _, q := range tr.Since {
-		p := q.Usage.Prompt()
-		if p <= covered {
-			continue // nothing new (or content cleared): no unit
-		}
-		units = append(units, pricing.Unit{ID: q.ID, Tokens: p - covered, Kind: "turn", Breakpoint: true})
-		covered = p
-	}
+	pricing.Growth(envelope, prompts(tr.Since), func(i int, tokens int64) {
+		units = append(units, pricing.Unit{ID: tr.Since[i].ID, Tokens: tokens, Kind: "turn", Breakpoint: true})
+	})
 	var last int64
 	if len(tr.Since) > 0 {
 		last = tr.Since[len(tr.Since)-1].Usage.Output
@@ -111,6 +106,15 @@ func (tr *transcript) surface() (int64, []pricing.Unit) {
 		units = append(units, pricing.Unit{ID: "pending", Tokens: pending, Kind: "pending"})
 	}
 	return envelope, units
+}
+
+// prompts are the requests' prompt sizes, for pricing.Growth.
+func prompts(reqs []*importer.Request) []int64 {
+	out := make([]int64, len(reqs))
+	for i, q := range reqs {
+		out[i] = q.Usage.Prompt()
+	}
+	return out
 }
 
 // subagentFiles are the transcripts beside a session's main file

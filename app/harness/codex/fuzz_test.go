@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/importer"
 )
 
@@ -119,7 +120,7 @@ func FuzzRollout(f *testing.F) {
 	f.Add([]byte(testRollout(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))))
 	f.Add([]byte(`{"timestamp":"2026-12-01T09:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":-5,"cached_input_tokens":9}}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		res, err := importer.Parse(bytes.NewReader(b), importer.Options{Harness: importer.Codex, Path: "rollout.jsonl", AtEOF: true, Live: true})
+		res, err := importer.Parse(bytes.NewReader(b), importer.Options{Harness: cxlog.Name, Path: "rollout.jsonl", AtEOF: true, Live: true})
 		if err != nil {
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"time"
 
+	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/importer"
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
@@ -60,7 +61,7 @@ func readRollout(ctx context.Context, path string) (rollout, error) {
 		return rollout{}, err
 	}
 	defer f.Close()
-	res, err := importer.Parse(importer.ContextReader(ctx, f), importer.Options{Harness: importer.Codex, Path: path, AtEOF: true, Live: true})
+	res, err := importer.Parse(importer.ContextReader(ctx, f), importer.Options{Harness: cxlog.Name, Path: path, AtEOF: true, Live: true})
 	if err != nil {
 		return rollout{}, err
 	}
@@ -162,15 +163,13 @@ func (ro *rollout) surface() (envelope int64, units []pricing.Unit, pending int6
 		envelope = min(envelope, first.Prompt())
 	}
 	units = make([]pricing.Unit, 0, len(ro.Since))
-	covered := envelope
-	for _, q := range ro.Since {
-		p := q.Usage.Prompt()
-		if p <= covered {
-			continue // nothing new: no unit
-		}
-		units = append(units, pricing.Unit{ID: q.ID, Tokens: p - covered, Kind: "turn"})
-		covered = p
+	prompts := make([]int64, len(ro.Since))
+	for i, q := range ro.Since {
+		prompts[i] = q.Usage.Prompt()
 	}
+	pricing.Growth(envelope, prompts, func(i int, tokens int64) {
+		units = append(units, pricing.Unit{ID: ro.Since[i].ID, Tokens: tokens, Kind: "turn"})
+	})
 	if len(ro.Since) > 0 {
 		pending = ro.Since[len(ro.Since)-1].Usage.Output
 	}

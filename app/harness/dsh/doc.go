@@ -1,6 +1,6 @@
 // Package dsh reads dsh's session logs, format version 1, into the
 // importer's records: a line format registered with importer.Register under
-// the harness name importer.DSH ("dsh"). It moved out of app/importer when
+// the harness name Name ("dsh"). It moved out of app/importer when
 // that package passed the 2,500-line rule of ARCHITECTURE.md ("Rooms").
 //
 // A dsh session log is `session.jsonl`, or `session.jsonl.zstd` (also

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"tollgate/app/importer"
 	"tollgate/app/importer/jsonl"
@@ -12,7 +13,36 @@ import (
 )
 
 func init() {
-	importer.Register(importer.DSH, func(o importer.Options) (importer.LineParser, error) { return newParser(o) })
+	importer.Register(importer.Format{
+		Name: Name, Label: "dsh", Order: 30,
+		Roots:       Roots,
+		Detect:      detect,
+		DetectOrder: 20,
+		SessionLine: "header",
+		NewParser:   func(o importer.Options) (importer.LineParser, error) { return newParser(o) },
+	})
+}
+
+// Roots are where dsh keeps its session logs: $DSH_HOME/sessions, else
+// ~/.local/share/dsh/sessions.
+func Roots(getenv func(string) string, home string) []string {
+	if v := getenv("DSH_HOME"); v != "" {
+		return []string{filepath.Join(v, "sessions")}
+	}
+	return []string{filepath.Join(home, ".local", "share", "dsh", "sessions")}
+}
+
+// detect: only dsh writes zstd-framed logs (told by the name alone); a
+// plain one starts with its "dsh.session" header.
+func detect(path string, head []byte) bool {
+	if importer.IsZstd(path) {
+		return true
+	}
+	first := head
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	return bytes.Contains(first, []byte(`"dsh.session"`))
 }
 
 // Version is the dsh session log format version this package reads.
@@ -374,7 +404,7 @@ func (p *parser) compaction(l *line, n int, kind string) error {
 			p.records = append(p.records, importer.Record{Request: &importer.Request{ID: id, At: at, Purpose: importer.PurposeCompaction, Model: l.callModel, Usage: l.callUsage, Line: n}})
 		}
 	}
-	f := &importer.Fold{ID: importer.FoldID("dsh:"+p.st.Session, l.id), At: at, Kind: kind, Trigger: trigger(l.trigger), PreTokens: l.pre,
+	f := &importer.Fold{ID: importer.FoldID(importer.SessionID(Name, p.st.Session), l.id), At: at, Kind: kind, Trigger: trigger(l.trigger), PreTokens: l.pre,
 		Position: p.st.Position, CheckpointTokens: l.checkpoint, RetainedTokens: l.retained, ShadowedTokens: l.shadowed,
 		Units: int(min(l.units, 1<<31-1)), FromTokens: l.from, Line: n}
 	if kind == importer.KindSummary && f.ShadowedTokens == 0 && l.summarized > l.checkpoint {
@@ -424,7 +454,7 @@ func (p *parser) surfaceOp(l *line, n int) error {
 	if l.kind == importer.KindSummary {
 		kind = importer.KindSummary
 	}
-	f := &importer.Fold{ID: importer.FoldID("dsh:"+p.st.Session, l.id), At: at, Kind: kind, Trigger: trigger(l.trigger), PreTokens: l.pre,
+	f := &importer.Fold{ID: importer.FoldID(importer.SessionID(Name, p.st.Session), l.id), At: at, Kind: kind, Trigger: trigger(l.trigger), PreTokens: l.pre,
 		Position: p.st.Position, ShadowedTokens: shadowed, Units: int(min(l.unitCount, 1<<31-1)), FromTokens: l.from, Line: n}
 	if kind == importer.KindSummary {
 		f.CheckpointTokens = l.replacement
@@ -437,15 +467,14 @@ func (p *parser) Finish() (importer.Session, []importer.Record) {
 	for _, rec := range p.records {
 		if f := rec.Fold; f != nil && f.ActualRequest != "" {
 			if i, ok := p.index[f.ActualRequest]; ok {
-				c := p.records[i].Request.Usage.Uncached()
-				f.ActualCold = &c
+				f.SetActual(p.records[i].Request)
 			}
 		}
 	}
-	s := importer.Session{Harness: importer.DSH, Title: p.st.Title, Profile: p.st.Profile, Provider: p.st.Provider, Model: p.st.Model,
+	s := importer.Session{Harness: Name, Title: p.st.Title, Profile: p.st.Profile, Provider: p.st.Provider, Model: p.st.Model,
 		ContextWindow: p.st.Window, ThresholdTokens: p.st.Thresh}
 	if p.st.Session != "" {
-		s.ID = "dsh:" + p.st.Session
+		s.ID = importer.SessionID(Name, p.st.Session)
 	}
 	// Requests name no model, profile or provider of their own: the header's.
 	for _, rec := range p.records {

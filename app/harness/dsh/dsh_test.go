@@ -19,13 +19,13 @@ func TestVersionAndHeader(t *testing.T) {
 		{`{"type":"header","format":"other","version":1,"session":"s1"}`, "not a dsh session log"},
 		{`{"type":"assistant/message","at":"2026-11-30T10:00:00Z","id":"m0","usage":{}}`, "not a dsh session log"},
 	} {
-		_, err := importer.Parse(strings.NewReader(tc.header+"\n"+body), importer.Options{Harness: importer.DSH, Path: "s/session.jsonl"})
+		_, err := importer.Parse(strings.NewReader(tc.header+"\n"+body), importer.Options{Harness: Name, Path: "s/session.jsonl"})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "s/session.jsonl:1:") {
 			t.Errorf("header %s: err = %v, want %q at line 1", tc.header, err, tc.want)
 		}
 	}
 	var ve *UnsupportedVersionError
-	_, err := importer.Parse(strings.NewReader(`{"type":"header","format":"dsh.session","version":2,"session":"s1"}`+"\n"), importer.Options{Harness: importer.DSH, Path: "x"})
+	_, err := importer.Parse(strings.NewReader(`{"type":"header","format":"dsh.session","version":2,"session":"s1"}`+"\n"), importer.Options{Harness: Name, Path: "x"})
 	if !errors.As(err, &ve) || ve.Version != 2 {
 		t.Fatalf("err = %v, want UnsupportedVersionError{2}", err)
 	}
@@ -43,7 +43,7 @@ func TestStateKeepsItsFormat(t *testing.T) {
 {"type":"compaction/summary","at":"2026-11-30T10:00:03Z","id":"c1","preTokens":700,"checkpointTokens":50}
 {"type":"user/message","at":"2026-11-30T10:00:04Z","text":"go on"}
 `
-	res, err := importer.Parse(strings.NewReader(log), importer.Options{Harness: importer.DSH, Path: "s.jsonl"})
+	res, err := importer.Parse(strings.NewReader(log), importer.Options{Harness: Name, Path: "s.jsonl"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestStateKeepsItsFormat(t *testing.T) {
 	// A stored state resumes: started 132 (a prompt and a tool result) names
 	// the prompt, the more telling.
 	next, err := importer.Parse(strings.NewReader(`{"type":"assistant/message","at":"2026-11-30T10:00:05Z","id":"m2","usage":{"inputTokens":5}}`+"\n"),
-		importer.Options{Harness: importer.DSH, Path: "s.jsonl", State: []byte(`{"lines":6,"header":true,"session":"s1","started":132}`)})
+		importer.Options{Harness: Name, Path: "s.jsonl", State: []byte(`{"lines":6,"header":true,"session":"s1","started":132}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

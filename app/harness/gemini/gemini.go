@@ -73,7 +73,42 @@ const Harness = "gemini"
 const Provider = "google"
 
 func init() {
-	importer.Register(Harness, func(o importer.Options) (importer.LineParser, error) { return newParser(o) })
+	importer.Register(importer.Format{
+		Name: Harness, Label: "Gemini CLI", Order: 40,
+		Roots:       Roots,
+		IsLog:       isChat,
+		Detect:      Detect,
+		DetectOrder: 10,
+		Subagent:    isSubagent,
+		SessionLine: "sessionId",
+		NewParser:   func(o importer.Options) (importer.LineParser, error) { return newParser(o) },
+	})
+}
+
+// Roots is where Gemini CLI keeps its sessions: <GEMINI_CLI_HOME, else
+// the home folder>/.gemini/tmp (GEMINI_CLI_HOME stands for the home).
+func Roots(getenv func(string) string, home string) []string {
+	if v := getenv("GEMINI_CLI_HOME"); v != "" {
+		home = v
+	}
+	return []string{filepath.Join(home, ".gemini", "tmp")}
+}
+
+// isChat: Gemini CLI keeps sessions in <project>/chats/session-*.jsonl
+// and a subagent's in <project>/chats/<parent session>/<id>.jsonl; its tmp
+// folder holds other files too.
+func isChat(path string) bool {
+	if !strings.HasSuffix(path, ".jsonl") {
+		return false
+	}
+	dir := filepath.Dir(path)
+	return filepath.Base(dir) == "chats" || filepath.Base(filepath.Dir(dir)) == "chats"
+}
+
+// isSubagent: a subagent's session lives in a folder named after its
+// parent session, inside chats.
+func isSubagent(path string) bool {
+	return strings.HasSuffix(path, ".jsonl") && filepath.Base(filepath.Dir(filepath.Dir(path))) == "chats"
 }
 
 // recentIDs is how many message ids of requests already read a pass
@@ -417,9 +452,9 @@ func (p *parser) fold(f *importer.Fold) {
 // sessionID is the stored session's id.
 func (p *parser) sessionID() string {
 	if p.parent != "" {
-		return Harness + ":" + p.parent
+		return importer.SessionID(Harness, p.parent)
 	}
-	return Harness + ":" + p.st.Session
+	return importer.SessionID(Harness, p.st.Session)
 }
 
 // foldID derives a rewrite id from the session and the fold's own id in

@@ -183,8 +183,8 @@ type driver struct {
 // ChunkSize is how much is read at a time (the first read is what
 // Options.Head sees); a longer line grows the buffer.
 // At 1 MB the reads of a 295 MB import are ~300 system calls, nothing
-// beside its parsing; 4 MB per worker (and in the pool) was a tenth of its
-// peak memory (issue 17).
+// beside its parsing; 4 MB per worker (and in the pool) would be a tenth
+// of its peak memory.
 const ChunkSize = 1 << 20
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, ChunkSize); return &b }}

@@ -155,10 +155,9 @@ func (s *Scanner) StrBytes() []byte {
 // Unescape decodes a JSON string's text between its quotes as
 // encoding/json does (a surrogate without its pair and a byte that is not
 // UTF-8 become U+FFFD; a control character or an unknown escape is an
-// error), in one pass: encoding/json.Unmarshal validated, scanned and
-// unescaped a file's text three times over, the importer's largest cost
-// when it traces (issue 17). FuzzUnescape holds the two to the same
-// results.
+// error), in one pass, where encoding/json.Unmarshal validates, scans and
+// unescapes a file's text three times over (the importer's largest cost
+// when it traces). FuzzUnescape holds the two to the same results.
 func Unescape(raw []byte) (string, bool) {
 	b := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); {
@@ -239,10 +238,10 @@ func Unescape(raw []byte) (string, bool) {
 
 // plainRun is the length of b's leading run of bytes Unescape copies as
 // they are: printable ASCII other than a backslash or a quote. It tests
-// eight bytes a step (a file's text is long runs between escapes, and the
-// byte-at-a-time loop made Unescape the import's costliest function:
-// 13 % of its instructions, callgrind on issue 17's transcripts), then
-// takes the run's end from the lowest marked byte of the word that has it.
+// eight bytes a step (a file's text is long runs between escapes; a
+// byte-at-a-time loop makes Unescape the import's costliest function, 13 %
+// of its instructions under callgrind on real transcripts), then takes the
+// run's end from the lowest marked byte of the word that has it.
 // FuzzUnescape holds Unescape to encoding/json.
 func plainRun(b []byte) int {
 	const (
@@ -375,9 +374,9 @@ func quoteOrBackslash(b []byte) int {
 
 // escapedLen is the length StrLen gives an escaped string's text: \uXXXX
 // counts 2, any other escape 1, every other byte 1. It jumps from
-// backslash to backslash with IndexByte (the byte-at-a-time loop it
-// replaced was 5 % of an import's instructions, callgrind on issue 17's
-// transcripts); FuzzEscapedLen holds it to that loop.
+// backslash to backslash with IndexByte (a byte-at-a-time loop is 5 % of
+// an import's instructions under callgrind on real transcripts);
+// FuzzEscapedLen holds it to that loop.
 func escapedLen(raw []byte) int {
 	n := 0
 	for len(raw) > 0 {

@@ -14,9 +14,9 @@ import (
 // read buffer), with the length of its decoded text. A fold predictor
 // reads whole file texts from a transcript (Read, Write and Edit results)
 // but looks at the text itself only for the few files it restores, and
-// mostly needs their length: decoding every one of them as the line was
-// read (allocating it a second time) was most of an import's tracing
-// time (issue 17). String decodes; Len does not.
+// mostly needs their length: decoding every one of them as the line is
+// read (allocating it a second time) would be most of an import's tracing
+// time. String decodes; Len does not.
 //
 // The zero Text is the empty text.
 type Text struct {

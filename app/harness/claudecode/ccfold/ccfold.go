@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/importer"
 )
 
@@ -204,7 +205,7 @@ func (h *History) project(cwd string) *project {
 
 // Replay predicts every fold of the trace from what preceded it, and
 // learns from each into h (nil: a history of its own).
-func Replay(tr *importer.ClaudeTrace, h *History, env Env) []Fold {
+func Replay(tr *cclog.Trace, h *History, env Env) []Fold {
 	folds, _ := replay(tr, h, env)
 	return folds
 }
@@ -213,7 +214,7 @@ func Replay(tr *importer.ClaudeTrace, h *History, env Env) []Fold {
 // to be written (the PreCompact moment); its own earlier folds teach h
 // (nil: a history of its own) first. now is the moment of asking (the
 // summary call's idle time).
-func Predict(tr *importer.ClaudeTrace, h *History, env Env, trigger string, now time.Time) Prediction {
+func Predict(tr *cclog.Trace, h *History, env Env, trigger string, now time.Time) Prediction {
 	if h == nil {
 		h = NewHistory()
 	}
@@ -221,7 +222,7 @@ func Predict(tr *importer.ClaudeTrace, h *History, env Env, trigger string, now 
 	return s.predict(h, trigger, now)
 }
 
-func replay(tr *importer.ClaudeTrace, h *History, env Env) ([]Fold, *session) {
+func replay(tr *cclog.Trace, h *History, env Env) ([]Fold, *session) {
 	if h == nil {
 		h = NewHistory()
 	}
@@ -230,7 +231,7 @@ func replay(tr *importer.ClaudeTrace, h *History, env Env) ([]Fold, *session) {
 	open := -1
 	for _, ev := range tr.Events {
 		switch {
-		case ev.Kind == importer.TraceBoundary:
+		case ev.Kind == cclog.TraceBoundary:
 			if open >= 0 {
 				s.learn(h, &out[open])
 			}
@@ -238,7 +239,7 @@ func replay(tr *importer.ClaudeTrace, h *History, env Env) ([]Fold, *session) {
 			out = append(out, Fold{Fold: ev.Fold, Prediction: pred, Actual: ev.Fold.ActualCold})
 			open = len(out) - 1
 			s.afterFold(pred)
-		case ev.Kind == importer.TraceSummary && open >= 0 && out[open].Summary == 0:
+		case ev.Kind == cclog.TraceSummary && open >= 0 && out[open].Summary == 0:
 			out[open].Summary = int64(math.Round(float64(ev.Bytes) / ccCharsPerToken))
 		default:
 			s.step(ev)
@@ -254,12 +255,12 @@ func replay(tr *importer.ClaudeTrace, h *History, env Env) ([]Fold, *session) {
 // content with edits applied, in order: applied (and the text decoded)
 // only when the prediction looks at the file, since most of a session's
 // edits are to files a later read or edit replaces, or that are not among
-// the few restored (applying each edit as it came copied the whole file
-// every time, issue 17).
+// the few restored (applying each edit as it comes would copy the whole
+// file every time).
 type fileState struct {
 	path      string
-	content   importer.Text
-	edits     []importer.Edit // applied to content when the text is used
+	content   cclog.Text
+	edits     []cclog.Edit // applied to content when the text is used
 	known     bool
 	partBytes int
 	partLines int
@@ -272,12 +273,12 @@ type session struct {
 	env       Env
 	cwd       string
 	version   string
-	reqs      []*importer.TraceEvent
+	reqs      []*cclog.TraceEvent
 	files     map[string]*fileState
 	skills    map[string]skill
 	plan      int
 	samples   [][2]float64 // Read calibration: bytes, tokens
-	since     []*importer.TraceEvent
+	since     []*cclog.TraceEvent
 	pending   int64
 	lastFold  int // index in reqs of the first request after the last fold, -1
 	writes1h  bool
@@ -290,16 +291,16 @@ type skill struct {
 	at    time.Time
 }
 
-func newSession(tr *importer.ClaudeTrace, env Env) *session {
+func newSession(tr *cclog.Trace, env Env) *session {
 	return &session{env: env, cwd: tr.Cwd, version: tr.Version, files: map[string]*fileState{}, skills: map[string]skill{}, lastFold: -1}
 }
 
-func (s *session) step(ev importer.TraceEvent) {
+func (s *session) step(ev cclog.TraceEvent) {
 	if !ev.At.IsZero() {
 		s.lastAt = ev.At
 	}
 	switch ev.Kind {
-	case importer.TraceRequest:
+	case cclog.TraceRequest:
 		r := ev.Request
 		if r.Usage.CacheWrite1h > 0 {
 			s.writes1h = true
@@ -311,7 +312,7 @@ func (s *session) step(ev importer.TraceEvent) {
 		s.reqs = append(s.reqs, &e)
 		s.pending = 0
 		s.since = nil
-	case importer.TraceUser:
+	case cclog.TraceUser:
 		if len(s.reqs) == 0 && !ev.Meta {
 			s.firstUser += ev.Bytes
 		}
@@ -332,7 +333,7 @@ func (s *session) step(ev importer.TraceEvent) {
 
 // calibrate learns the bytes per token of line-numbered file text from a
 // request whose new content is (almost all) Read results.
-func (s *session) calibrate(prev, cur *importer.TraceEvent) {
+func (s *session) calibrate(prev, cur *cclog.TraceEvent) {
 	if prev.Request.Model != cur.Request.Model || len(s.since) == 0 {
 		return
 	}
@@ -367,7 +368,7 @@ func (s *session) cpt() float64 {
 	return b / t
 }
 
-func (s *session) fileOp(op importer.FileOp, at time.Time) {
+func (s *session) fileOp(op cclog.FileOp, at time.Time) {
 	fs := s.files[op.Path]
 	if fs == nil {
 		fs = &fileState{path: op.Path}
@@ -405,10 +406,10 @@ func (s *session) fileOp(op importer.FileOp, at time.Time) {
 func (fs *fileState) text() string {
 	text := fs.content.String()
 	if len(fs.edits) > 0 {
-		text = importer.FileOp{Edits: fs.edits}.Apply(text)
+		text = cclog.FileOp{Edits: fs.edits}.Apply(text)
 		fs.edits = nil
 	}
-	fs.content = importer.TextOf(text)
+	fs.content = cclog.TextOf(text)
 	return text
 }
 
@@ -527,7 +528,7 @@ func (s *session) predict(h *History, trigger string, at time.Time) Prediction {
 	var p Prediction
 	var measured bool
 	p.Prefix, measured = s.prefix(h)
-	p.Window, p.Threshold = importer.ClaudeAutoCompact(s.model(), s.env.Getenv)
+	p.Window, p.Threshold = cclog.AutoCompact(s.model(), s.env.Getenv)
 	cpt := s.cpt()
 	proj := h.project(s.cwd)
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/importer"
 	"tollgate/pricing"
 )
@@ -38,14 +39,14 @@ func (m memFiles) Read(path string, limit int64) (string, bool) {
 type build struct {
 	t0  time.Time
 	now time.Time
-	tr  importer.ClaudeTrace
+	tr  cclog.Trace
 	n   int
 	// prompt is the last request's prompt size.
 	prompt int64
 }
 
 func newBuild() *build {
-	b := &build{t0: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), tr: importer.ClaudeTrace{Cwd: "/p", Version: "2.1.332"}}
+	b := &build{t0: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), tr: cclog.Trace{Cwd: "/p", Version: "2.1.332"}}
 	b.now = b.t0
 	b.user("hello", false)
 	b.request(12_000, 24_000, 100)
@@ -62,19 +63,19 @@ func (b *build) request(read, prompt int64, outBytes int) *importer.Request {
 	at := b.tick()
 	u := pricing.Usage{CacheRead: read, CacheWrite: prompt - read, Output: int64(outBytes / 4)}
 	r := &importer.Request{ID: fmt.Sprintf("m%d", b.n), At: at, Purpose: importer.PurposeConversation, Model: "claude-opus-4-6", Usage: u}
-	b.tr.Events = append(b.tr.Events, importer.TraceEvent{Kind: importer.TraceRequest, Line: b.n, At: at, Request: r, Bytes: outBytes})
+	b.tr.Events = append(b.tr.Events, cclog.TraceEvent{Kind: cclog.TraceRequest, Line: b.n, At: at, Request: r, Bytes: outBytes})
 	b.prompt = prompt
 	return r
 }
 
 func (b *build) user(text string, meta bool) {
 	at := b.tick()
-	b.tr.Events = append(b.tr.Events, importer.TraceEvent{Kind: importer.TraceUser, Line: b.n, At: at, Bytes: len(text), Meta: meta})
+	b.tr.Events = append(b.tr.Events, cclog.TraceEvent{Kind: cclog.TraceUser, Line: b.n, At: at, Bytes: len(text), Meta: meta})
 }
 
-func (b *build) op(op importer.FileOp, resultBytes int) {
+func (b *build) op(op cclog.FileOp, resultBytes int) {
 	at := b.tick()
-	ev := importer.TraceEvent{Kind: importer.TraceUser, Line: b.n, At: at, Bytes: resultBytes, Files: []importer.FileOp{op}, Results: 1}
+	ev := cclog.TraceEvent{Kind: cclog.TraceUser, Line: b.n, At: at, Bytes: resultBytes, Files: []cclog.FileOp{op}, Results: 1}
 	if op.Tool == "Read" {
 		ev.Reads = 1
 		ev.ReadBytes = op.Content.Len()
@@ -91,13 +92,13 @@ func lines(n, width int) string {
 	return sb.String()
 }
 
-func read(path, text string) importer.FileOp {
+func read(path, text string) cclog.FileOp {
 	n := strings.Count(text, "\n") + 1
-	return importer.FileOp{Tool: "Read", Path: path, Content: importer.TextOf(text), HasContent: true, StartLine: 1, NumLines: n, TotalLines: n}
+	return cclog.FileOp{Tool: "Read", Path: path, Content: cclog.TextOf(text), HasContent: true, StartLine: 1, NumLines: n, TotalLines: n}
 }
 
-func write(path, text string) importer.FileOp {
-	return importer.FileOp{Tool: "Write", Path: path, Content: importer.TextOf(text), HasContent: true}
+func write(path, text string) cclog.FileOp {
+	return cclog.FileOp{Tool: "Write", Path: path, Content: cclog.TextOf(text), HasContent: true}
 }
 
 func fileNames(fs []File) []string {
@@ -140,12 +141,12 @@ func TestRestoredFiles(t *testing.T) {
 			b.op(read("/p/a.go", small), 100)
 		}, nil, []string{"/p/a.go:whole"}},
 		{"an edit applies to originalFile", func(b *build) {
-			op := importer.FileOp{Tool: "Edit", Path: "/p/e.go", Content: importer.TextOf("a\nOLD\nc\n"), HasContent: true, Edits: []importer.Edit{{Old: "OLD", New: lines(60, 40)}}}
+			op := cclog.FileOp{Tool: "Edit", Path: "/p/e.go", Content: cclog.TextOf("a\nOLD\nc\n"), HasContent: true, Edits: []cclog.Edit{{Old: "OLD", New: lines(60, 40)}}}
 			b.op(op, 100)
 		}, nil, []string{"/p/e.go:whole"}},
 		{"partial reads only: scaled from what was seen", func(b *build) {
 			part := lines(100, 40)
-			b.op(importer.FileOp{Tool: "Read", Path: "/p/huge.go", Content: importer.TextOf(part), HasContent: true, StartLine: 1, NumLines: 100, TotalLines: 2000}, len(part))
+			b.op(cclog.FileOp{Tool: "Read", Path: "/p/huge.go", Content: cclog.TextOf(part), HasContent: true, StartLine: 1, NumLines: 100, TotalLines: 2000}, len(part))
 		}, nil, []string{"/p/huge.go:note"}},
 		{"on disk: the disk's text and mtime decide", func(b *build) {
 			b.op(write("/p/a.go", small), 100)
@@ -221,8 +222,8 @@ func TestLearning(t *testing.T) {
 	b.op(write("/p/a.go", lines(40, 40)), 100)
 	b.request(20_000, 170_000, 400)
 	fold := &importer.Fold{Trigger: importer.TriggerAuto, PreTokens: 170_500}
-	b.tr.Events = append(b.tr.Events, importer.TraceEvent{Kind: importer.TraceBoundary, At: b.tick(), Fold: fold})
-	b.tr.Events = append(b.tr.Events, importer.TraceEvent{Kind: importer.TraceSummary, At: b.tick(), Bytes: 16_000})
+	b.tr.Events = append(b.tr.Events, cclog.TraceEvent{Kind: cclog.TraceBoundary, At: b.tick(), Fold: fold})
+	b.tr.Events = append(b.tr.Events, cclog.TraceEvent{Kind: cclog.TraceSummary, At: b.tick(), Bytes: 16_000})
 	actual := int64(9_000)
 	fold.ActualCold = &actual
 	b.request(20_000, 29_000, 100)
@@ -288,7 +289,7 @@ func TestSummaryCall(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tr := b.tr
-			tr.Events = append([]importer.TraceEvent(nil), b.tr.Events...)
+			tr.Events = append([]cclog.TraceEvent(nil), b.tr.Events...)
 			if c.oneHour {
 				r := *tr.Events[0+2].Request
 				r.Usage.CacheWrite1h, r.Usage.CacheWrite = r.Usage.CacheWrite, 0
@@ -324,8 +325,8 @@ func TestManualExtra(t *testing.T) {
 	fold := func(trigger string, actual int64) {
 		b.request(20_000, 170_000, 400)
 		f := &importer.Fold{Trigger: trigger, PreTokens: 170_500, ActualCold: &actual}
-		b.tr.Events = append(b.tr.Events, importer.TraceEvent{Kind: importer.TraceBoundary, At: b.tick(), Fold: f})
-		b.tr.Events = append(b.tr.Events, importer.TraceEvent{Kind: importer.TraceSummary, At: b.tick(), Bytes: 16_000})
+		b.tr.Events = append(b.tr.Events, cclog.TraceEvent{Kind: cclog.TraceBoundary, At: b.tick(), Fold: f})
+		b.tr.Events = append(b.tr.Events, cclog.TraceEvent{Kind: cclog.TraceSummary, At: b.tick(), Bytes: 16_000})
 		b.request(20_000, 20_000+actual, 100)
 	}
 	fold(importer.TriggerAuto, 7_000)   // base 3,000
@@ -342,7 +343,7 @@ func TestManualExtra(t *testing.T) {
 // The base from CLAUDE.md on disk when the session shows no first request
 // to measure it from.
 func TestBaseFromClaudeMD(t *testing.T) {
-	tr := importer.ClaudeTrace{Cwd: "/home/u/p"}
+	tr := cclog.Trace{Cwd: "/home/u/p"}
 	files := memFiles{"/home/u/p/CLAUDE.md": {strings.Repeat("z", 4_000), time.Now()}, "/home/u/.claude/CLAUDE.md": {strings.Repeat("z", 2_000), time.Now()}}
 	p := Predict(&tr, nil, Env{Files: files, Home: "/home/u"}, importer.TriggerAuto, time.Now())
 	if base := p.Part("base"); base.Low != 1_500 || base.Tokens != 2_000 {
@@ -368,7 +369,7 @@ func TestPrefixFromARestart(t *testing.T) {
 		{"a restart that reads only the global part", 12_000, 12_000, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := &build{t0: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), tr: importer.ClaudeTrace{Cwd: "/p"}}
+			b := &build{t0: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), tr: cclog.Trace{Cwd: "/p"}}
 			b.now = b.t0
 			b.user("hello", false)
 			b.request(12_000, 26_000, 100) // read the global part, wrote the rest

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/importer"
 )
 
@@ -69,13 +70,13 @@ func EarlierSessions(path string, before time.Time) *History {
 // fold, and its trace.
 type Transcripts interface {
 	HasFold(path string) bool
-	Trace(path string) (*importer.ClaudeTrace, error)
+	Trace(path string) (*cclog.Trace, error)
 }
 
 type osTranscripts struct{}
 
-func (osTranscripts) HasFold(path string) bool                         { return HasFold(path) }
-func (osTranscripts) Trace(path string) (*importer.ClaudeTrace, error) { return ReadTrace(path) }
+func (osTranscripts) HasFold(path string) bool                { return HasFold(path) }
+func (osTranscripts) Trace(path string) (*cclog.Trace, error) { return ReadTrace(path) }
 
 // Candidate is a transcript EarlierSessions may learn from.
 type Candidate struct {
@@ -166,7 +167,7 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 		total += c.Info.Size()
 	}
 	type earlier struct {
-		tr    *importer.ClaudeTrace
+		tr    *cclog.Trace
 		start time.Time
 		path  string
 		size  int64
@@ -175,7 +176,7 @@ func EarlierSessionsFrom(path string, before time.Time, read Transcripts) *Histo
 	// A transcript another caller is decoding is taken once the others
 	// are: two workers asking for a project's history then decode half of
 	// it each, instead of one decoding while the other waits for the same
-	// file (issue 17).
+	// file.
 	busy, _ := read.(Decoding)
 	rest := slices.Clone(take)
 	next := func() Candidate {
@@ -271,13 +272,13 @@ func HasFold(path string) bool {
 var foldBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // foldKey is what a compact_boundary line holds; containsFoldKey looks
-// for it as the importer does (importer.HasFoldKey).
-var foldKey = []byte(importer.FoldKey)
+// for it as the importer does (cclog.HasFoldKey).
+var foldKey = []byte(cclog.FoldKey)
 
-func containsFoldKey(b []byte) bool { return importer.HasFoldKey(b) }
+func containsFoldKey(b []byte) bool { return cclog.HasFoldKey(b) }
 
 // span is the first and last moment of a trace (zero when it has none).
-func span(tr *importer.ClaudeTrace) (first, last time.Time) {
+func span(tr *cclog.Trace) (first, last time.Time) {
 	for _, e := range tr.Events {
 		if e.At.IsZero() {
 			continue
@@ -291,25 +292,25 @@ func span(tr *importer.ClaudeTrace) (first, last time.Time) {
 }
 
 // Start is the first moment of a trace (zero when it has none).
-func Start(tr *importer.ClaudeTrace) time.Time {
+func Start(tr *cclog.Trace) time.Time {
 	first, _ := span(tr)
 	return first
 }
 
 // ReadTrace reads a Claude Code main transcript's trace; a line being
 // written or corrupt is passed over.
-func ReadTrace(path string) (*importer.ClaudeTrace, error) {
+func ReadTrace(path string) (*cclog.Trace, error) {
 	f, err := importer.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := importer.Parse(f, importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Live: true, Trace: true})
+	res, err := importer.Parse(f, importer.Options{Harness: cclog.Name, Path: path, AtEOF: true, Live: true, Trace: true})
 	if err != nil {
 		return nil, err
 	}
-	if res.Trace == nil {
-		return &importer.ClaudeTrace{}, nil
+	if cclog.TraceOf(res) == nil {
+		return &cclog.Trace{}, nil
 	}
-	return res.Trace, nil
+	return cclog.TraceOf(res), nil
 }

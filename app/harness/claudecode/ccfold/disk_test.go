@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"tollgate/app/importer"
+	"tollgate/app/harness/claudecode/cclog"
 )
 
 // OSFiles reads regular files whole up to the limit, and nothing else.
@@ -151,9 +151,9 @@ func (a *askedTranscripts) HasFold(path string) bool {
 	return false
 }
 
-func (a *askedTranscripts) Trace(path string) (*importer.ClaudeTrace, error) {
+func (a *askedTranscripts) Trace(path string) (*cclog.Trace, error) {
 	a.asked[path] = true
-	return &importer.ClaudeTrace{}, nil
+	return &cclog.Trace{}, nil
 }
 
 // listed is askedTranscripts that lists folders too (an import's cache).

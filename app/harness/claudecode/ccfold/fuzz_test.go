@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/importer"
 )
 
@@ -20,7 +21,7 @@ func FuzzPredict(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"system","subtype":"compact_boundary","timestamp":"2026-03-01T10:05:00Z","compactMetadata":{"trigger":"manual","preTokens":1}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: importer.ClaudeCode, Path: "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", AtEOF: true, Live: true, Trace: true})
+		res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: cclog.Name, Path: "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", AtEOF: true, Live: true, Trace: true})
 		if err != nil {
 			return
 		}
@@ -34,9 +35,9 @@ func FuzzPredict(f *testing.F) {
 				}
 			}
 		}
-		for _, fd := range Replay(res.Trace, nil, Env{}) {
+		for _, fd := range Replay(cclog.TraceOf(res), nil, Env{}) {
 			check(fd.Prediction)
 		}
-		check(Predict(res.Trace, nil, Env{}, importer.TriggerAuto, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)))
+		check(Predict(cclog.TraceOf(res), nil, Env{}, importer.TriggerAuto, time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)))
 	})
 }

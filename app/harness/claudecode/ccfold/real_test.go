@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/importer"
 	"tollgate/app/importer/testcorpus"
 )
@@ -24,11 +25,11 @@ func loadTrace(t testing.TB, path string) *importer.Result {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	res, err := importer.Parse(f, importer.Options{Harness: importer.ClaudeCode, Path: path, AtEOF: true, Trace: true})
+	res, err := importer.Parse(f, importer.Options{Harness: cclog.Name, Path: path, AtEOF: true, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Trace == nil {
+	if cclog.TraceOf(res) == nil {
 		t.Fatal("no trace")
 	}
 	return res
@@ -44,7 +45,7 @@ func realSessions(t testing.TB) []*importer.Result {
 		out = append(out, loadTrace(t, p))
 	}
 	first := func(r *importer.Result) time.Time {
-		for _, e := range r.Trace.Events {
+		for _, e := range cclog.TraceOf(r).Events {
 			if !e.At.IsZero() {
 				return e.At
 			}
@@ -57,10 +58,10 @@ func realSessions(t testing.TB) []*importer.Result {
 
 // cut is the trace as the PreCompact hook sees it before fold k: every
 // event before its boundary.
-func cut(tr *importer.ClaudeTrace, k int) (*importer.ClaudeTrace, *importer.Fold) {
+func cut(tr *cclog.Trace, k int) (*cclog.Trace, *importer.Fold) {
 	n := 0
 	for i, e := range tr.Events {
-		if e.Kind != importer.TraceBoundary {
+		if e.Kind != cclog.TraceBoundary {
 			continue
 		}
 		if n == k {
@@ -76,7 +77,7 @@ func cut(tr *importer.ClaudeTrace, k int) (*importer.ClaudeTrace, *importer.Fold
 // diskOf puts the session's files on "disk" as they were at the end of
 // the cut trace: the text the transcript shows, the mtime of the last
 // write (files only read: an hour before the session).
-func diskOf(tr *importer.ClaudeTrace) memFiles {
+func diskOf(tr *cclog.Trace) memFiles {
 	m := memFiles{}
 	t0 := tr.Events[0].At.Add(-time.Hour)
 	for _, e := range tr.Events {
@@ -103,11 +104,11 @@ func diskOf(tr *importer.ClaudeTrace) memFiles {
 
 // The hook's moment on every real billed fold: the transcript cut at the
 // boundary, nothing learned from other sessions, files absent and on disk.
-// The targets of issue 12: within 10 %, or inside a band with high ≤ 2 × low.
+// The predictor's targets: within 10 %, or inside a band with high ≤ 2 × low.
 func TestRealFoldsAtTheHook(t *testing.T) {
 	for _, res := range realSessions(t) {
 		for k := 0; ; k++ {
-			tr, fold := cut(res.Trace, k)
+			tr, fold := cut(cclog.TraceOf(res), k)
 			if tr == nil {
 				break
 			}
@@ -145,7 +146,7 @@ func TestRealFoldsReplayed(t *testing.T) {
 	h := NewHistory()
 	n := 0
 	for _, res := range realSessions(t) {
-		for _, f := range Replay(res.Trace, h, Env{}) {
+		for _, f := range Replay(cclog.TraceOf(res), h, Env{}) {
 			e, ok := f.ErrorPercent()
 			if !ok {
 				continue

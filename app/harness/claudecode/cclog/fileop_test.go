@@ -1,4 +1,4 @@
-package importer
+package cclog
 
 import (
 	"bufio"
@@ -14,9 +14,8 @@ import (
 	"tollgate/app/importer/testcorpus"
 )
 
-// fileOpReference is the tracer's file op as it was decoded with
-// encoding/json before issue 17: the reference the scanner's decoding
-// (tracer.fileOp) is held to.
+// fileOpReference is the tracer's file op decoded with encoding/json: the
+// reference the scanner's decoding (tracer.fileOp) is held to.
 func fileOpReference(ev *TraceEvent, name string, input, res json.RawMessage) {
 	var in struct {
 		FilePath   string `json:"file_path"`

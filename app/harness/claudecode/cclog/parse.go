@@ -1,54 +1,19 @@
-package importer
+package cclog
 
 import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"math/bits"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"tollgate/app/importer"
+
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )
-
-// Claude Code transcripts (~/.claude/projects/<project>/<session>.jsonl and
-// <session>/subagents/agent-*.jsonl): one JSON object per line.
-//
-//   - Assistant lines ("type":"assistant") carry message.id, message.model
-//     and message.usage. Claude Code writes one line per content block of a
-//     streamed message, each with the usage known so far: the lines of one
-//     message (same message.id and requestId) are one request, and its
-//     figures are the field-wise maximum of its lines — the final ones, as
-//     the counts only grow.
-//   - usage.input_tokens excludes the cache; cache_creation.ephemeral_5m_…
-//     and ephemeral_1h_… split the writes (without that object,
-//     cache_creation_input_tokens counts as 5-minute writes).
-//   - A fold is {"type":"system","subtype":"compact_boundary",
-//     "compactMetadata":{"trigger":"auto"|"manual","preTokens":N}}. The user
-//     line after it ("isCompactSummary":true) holds the summary's text: only
-//     its length is read, to estimate the checkpoint at 4 characters a token.
-//   - The summary call lives in <session>/subagents/agent-acompact-*.jsonl
-//     (purpose compaction); other agent-*.jsonl files are subagents (purpose
-//     subagent), as are lines flagged isSidechain in a main transcript.
-//   - Lines of model "<synthetic>" are Claude Code's own notices, not
-//     billed requests, and are skipped.
-//   - What started a request (Request.StartedBy) is read from the user
-//     lines since the thread's previous request, by their first bytes
-//     only (a tool result is never scanned): content beginning with
-//     "<task-notification>" (a background task finished), a tool_result
-//     block (a person's answer when it says "User has answered your
-//     questions" or "User has approved your plan"), "[Request
-//     interrupted", isMeta lines (hook context or other harness notes), a
-//     compact summary; anything else is a prompt. Each file is one thread
-//     (Request.Thread): "" for the main transcript, the agent's file stem
-//     for a subagent or summary call, whose first request is a start.
-//
-// The session id is "claude-code:" + the transcript's uuid: the file name of
-// a main transcript, the folder above subagents/ for a subagent's, else the
-// lines' sessionId.
 
 var (
 	keyUsage         = []byte(`"usage"`)
@@ -59,22 +24,6 @@ var (
 	keyIsSummary     = []byte(`"isCompactSummary":true`)
 	keyHook          = []byte(`hook`)
 )
-
-// Kinds of input between two requests of a thread, as bits of
-// claudeState.Started; a lower bit is more telling (startedByNames).
-const (
-	startCompaction uint16 = 1 << iota
-	startNotification
-	startPrompt
-	startAnswer
-	startInterrupt
-	startHook
-	startMeta
-	startToolResult
-)
-
-var startedByNames = [...]string{StartedByCompaction, StartedByNotification, StartedByPrompt, StartedByAnswer,
-	StartedByInterrupt, StartedByHook, StartedByMeta, StartedByToolResult}
 
 // The first bytes of a user message's content that say what it is.
 var (
@@ -107,26 +56,26 @@ func userKind(b []byte) uint16 {
 	switch {
 	case bytes.HasPrefix(c, prefixToolUseID), bytes.HasPrefix(c, prefixToolResult):
 		if w := c[:min(len(c), answerWindow)]; bytes.Contains(w, markAnswered) || bytes.Contains(w, markApproved) {
-			return startAnswer
+			return importer.StartAnswer
 		}
-		return startToolResult
+		return importer.StartToolResult
 	case bytes.HasPrefix(c, prefixNotification):
-		return startNotification
+		return importer.StartNotification
 	case bytes.HasPrefix(c, prefixInterrupt), bytes.HasPrefix(c, prefixInterruptText):
-		return startInterrupt
+		return importer.StartInterrupt
 	}
 	switch {
 	case bytes.Contains(b, keyIsSummary):
-		return startCompaction
+		return importer.StartCompaction
 	case bytes.Contains(b, keyIsMeta):
 		if bytes.Contains(b, keyHook) {
-			return startHook
+			return importer.StartHook
 		}
-		return startMeta
+		return importer.StartMeta
 	case bytes.HasPrefix(c, prefixCommand), bytes.HasPrefix(c, prefixLocalCommand), bytes.HasPrefix(c, prefixCaveat):
-		return startMeta
+		return importer.StartMeta
 	}
-	return startPrompt
+	return importer.StartPrompt
 }
 
 type claudeState struct {
@@ -150,7 +99,7 @@ type claudeParser struct {
 	st      claudeState
 	role    string
 	path    string
-	records []Record
+	records []importer.Record
 	index   map[string]int // message key → record index, this pass
 	// folds of this pass waiting for the first main request after them
 	waiting  []int
@@ -164,19 +113,19 @@ type claudeParser struct {
 	// trace (Options.Trace) builds the main thread's structure for a fold
 	// predictor; lineReq and lineFold are what the current line made.
 	trace    *tracer
-	lineReq  *Request
-	lineFold *Fold
+	lineReq  *importer.Request
+	lineFold *importer.Fold
 	// lineType and lineTyped are the line's topType when parseLine read
 	// it (lineTypeRead), so the tracer does not read it again.
 	lineType                []byte
 	lineTyped, lineTypeRead bool
 }
 
-func (p *claudeParser) pendingBytes() int64 { return p.pending }
+func (p *claudeParser) PendingBytes() int64 { return p.pending }
 
-func newClaudeParser(opts Options) (*claudeParser, error) {
-	p := &claudeParser{role: claudeRole(opts.Path), path: opts.Path, index: map[string]int{}, lastFold: -1, live: opts.Live}
-	if opts.Trace && p.role == PurposeConversation {
+func newClaudeParser(opts importer.Options) (*claudeParser, error) {
+	p := &claudeParser{role: Role(opts.Path), path: opts.Path, index: map[string]int{}, lastFold: -1, live: opts.Live}
+	if opts.Trace && p.role == importer.PurposeConversation {
 		p.trace = newTracer()
 	}
 	if len(opts.State) > 0 {
@@ -185,51 +134,31 @@ func newClaudeParser(opts Options) (*claudeParser, error) {
 		}
 	}
 	if p.st.Session == "" {
-		p.st.Session = claudeSessionFromPath(opts.Path, p.role)
+		p.st.Session = sessionFromPath(opts.Path, p.role)
 	}
 	p.lastKey = p.st.LastKey
-	if p.role != PurposeConversation {
+	if p.role != importer.PurposeConversation {
 		p.thread = strings.TrimSuffix(filepath.Base(opts.Path), ".jsonl")
 	}
 	return p, nil
 }
 
 // claudeSessionFromPath finds the session uuid in the path, if any.
-func claudeSessionFromPath(path, role string) string {
-	if role == PurposeConversation {
+func sessionFromPath(path, role string) string {
+	if role == importer.PurposeConversation {
 		stem := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		if isUUID(stem) {
+		if importer.IsUUID(stem) {
 			return stem
 		}
 		return ""
 	}
 	dir := filepath.Dir(path)
 	if filepath.Base(dir) == "subagents" {
-		if s := filepath.Base(filepath.Dir(dir)); isUUID(s) {
+		if s := filepath.Base(filepath.Dir(dir)); importer.IsUUID(s) {
 			return s
 		}
 	}
 	return ""
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // ccLine is what one line says, decoded in place.
@@ -245,7 +174,7 @@ type ccLine struct {
 	hasContent                                               bool
 }
 
-func (p *claudeParser) line(b []byte, n int) error {
+func (p *claudeParser) Line(b []byte, n int) error {
 	p.lineReq, p.lineFold, p.lineTypeRead = nil, nil, false
 	err := p.parseLine(b, n)
 	if err == nil && p.trace != nil {
@@ -263,7 +192,7 @@ func (p *claudeParser) line(b []byte, n int) error {
 }
 
 func (p *claudeParser) parseLine(b []byte, n int) error {
-	needMeta := p.st.Session == "" || (p.role == PurposeConversation && p.st.Title == "")
+	needMeta := p.st.Session == "" || (p.role == importer.PurposeConversation && p.st.Title == "")
 	hasUsage := true
 	noted := false
 	if !needMeta && !p.live { // a live read measures every line's content
@@ -352,15 +281,15 @@ func (p *claudeParser) parseLine(b []byte, n int) error {
 	if p.st.Session == "" && l.sessionID != "" {
 		p.st.Session = l.sessionID
 	}
-	if p.role == PurposeConversation && p.st.Title == "" && l.cwd != "" {
+	if p.role == importer.PurposeConversation && p.st.Title == "" && l.cwd != "" {
 		p.st.Title = filepath.Base(filepath.FromSlash(strings.ReplaceAll(l.cwd, `\`, "/")))
 	}
-	if p.live && p.role == PurposeConversation && !l.sidechain {
+	if p.live && p.role == importer.PurposeConversation && !l.sidechain {
 		p.measure(&l)
 	}
 	// A subagent's own file flags every line isSidechain; in a main
 	// transcript the flag marks an old-style inline subagent's lines.
-	inline := l.sidechain && p.role == PurposeConversation
+	inline := l.sidechain && p.role == importer.PurposeConversation
 	if l.typ == "user" && !noted && !inline {
 		p.noteUser(b)
 	}
@@ -393,12 +322,12 @@ func (p *claudeParser) startedBy() string {
 	k := p.st.Started
 	p.st.Started = 0
 	switch {
-	case first && p.role != PurposeConversation:
-		return StartedByThreadStart
+	case first && p.role != importer.PurposeConversation:
+		return importer.StartedByThreadStart
 	case k == 0:
 		return ""
 	}
-	return startedByNames[bits.TrailingZeros16(k)]
+	return importer.StartedByName(k)
 }
 
 // measure keeps the size of the main thread's content since its last
@@ -594,7 +523,7 @@ func claudeUsage(s *jsonl.Scanner) pricing.Usage {
 }
 
 func (p *claudeParser) at(l *ccLine) (time.Time, error) {
-	return ParseTime(l.timestamp)
+	return importer.ParseTime(l.timestamp)
 }
 
 func (p *claudeParser) assistant(l *ccLine, n int) error {
@@ -622,22 +551,22 @@ func (p *claudeParser) assistant(l *ccLine, n int) error {
 		return err
 	}
 	purpose := p.role
-	if purpose == PurposeConversation && l.sidechain {
-		purpose = PurposeSubagent
+	if purpose == importer.PurposeConversation && l.sidechain {
+		purpose = importer.PurposeSubagent
 	}
-	r := &Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n, Thread: p.thread, UUID: l.uuid}
+	r := &importer.Request{ID: key, At: at, Purpose: purpose, Provider: "anthropic", Model: l.model, Usage: l.usage, Line: n, Thread: p.thread, UUID: l.uuid}
 	p.lineReq = r
 	p.index[key] = len(p.records)
-	p.records = append(p.records, Record{Request: r})
+	p.records = append(p.records, importer.Record{Request: r})
 	continued := key == p.lastKey
 	p.lastKey = key
 	switch {
-	case l.sidechain && p.role == PurposeConversation:
+	case l.sidechain && p.role == importer.PurposeConversation:
 		r.Thread = "sidechain" // an old transcript's inline subagent
 	case !continued:
 		r.StartedBy = p.startedBy()
 	}
-	if purpose != PurposeConversation || continued {
+	if purpose != importer.PurposeConversation || continued {
 		return nil
 	}
 	if p.st.Model == "" {
@@ -658,52 +587,51 @@ func (p *claudeParser) boundary(l *ccLine, n int) error {
 		return err
 	}
 	trigger := l.trigger
-	if trigger != TriggerManual {
-		trigger = TriggerAuto
+	if trigger != importer.TriggerManual {
+		trigger = importer.TriggerAuto
 	}
 	id := l.uuid
 	if id == "" {
-		id = "line:" + itoa(n)
+		id = "line:" + strconv.Itoa(n)
 	}
-	f := &Fold{ID: FoldID(p.st.Session, id), At: at, Kind: KindSummary, Trigger: trigger, PreTokens: l.preTokens, Position: p.st.Position, Line: n}
+	f := &importer.Fold{ID: importer.FoldID(p.st.Session, id), At: at, Kind: importer.KindSummary, Trigger: trigger, PreTokens: l.preTokens, Position: p.st.Position, Line: n}
 	p.lastFold = len(p.records)
-	p.records = append(p.records, Record{Fold: f})
+	p.records = append(p.records, importer.Record{Fold: f})
 	p.lineFold = f
-	if p.role == PurposeConversation && !l.sidechain {
+	if p.role == importer.PurposeConversation && !l.sidechain {
 		p.waiting = append(p.waiting, p.lastFold)
-		p.st.Started |= startCompaction
+		p.st.Started |= importer.StartCompaction
 	}
 	p.st.FoldOpen = true
 	return nil
 }
 
-func (p *claudeParser) finish() (Session, []Record) {
+func (p *claudeParser) Finish() (importer.Session, []importer.Record) {
 	// Actual cold tokens from the final figures of each fold's next request.
 	for _, rec := range p.records {
 		if f := rec.Fold; f != nil && f.ActualRequest != "" {
 			if i, ok := p.index[f.ActualRequest]; ok {
-				c := p.records[i].Request.Usage.Uncached()
-				f.ActualCold = &c
+				f.SetActual(p.records[i].Request)
 			}
 		}
 	}
-	s := Session{ID: "claude-code:" + p.st.Session, Harness: ClaudeCode, Provider: "anthropic"}
+	s := importer.Session{ID: importer.SessionID(Name, p.st.Session), Harness: Name, Provider: "anthropic"}
 	if p.st.Session == "" {
 		s.ID = ""
 	}
-	if p.role == PurposeConversation {
+	if p.role == importer.PurposeConversation {
 		s.Title = p.st.Title
 		s.Model = p.st.Model
 		if p.st.Model != "" {
-			s.ContextWindow, s.ThresholdTokens = ClaudeAutoCompact(p.st.Model, nil)
+			s.ContextWindow, s.ThresholdTokens = AutoCompact(p.st.Model, nil)
 		}
 	}
 	return s, p.records
 }
 
-// ClaudeWindow is the context window of a Claude model as Claude Code runs
+// Window is the context window of a Claude model as Claude Code runs
 // it: 200k, or 1M for the "[1m]" variants (0 for no model).
-func ClaudeWindow(model string) int64 {
+func Window(model string) int64 {
 	if model == "" {
 		return 0
 	}
@@ -713,15 +641,15 @@ func ClaudeWindow(model string) int64 {
 	return 200_000
 }
 
-// ClaudeAutoCompact is Claude Code's auto-compact rule (its
+// AutoCompact is Claude Code's auto-compact rule (its
 // services/compact/autoCompact.ts): the model's window, at most
 // CLAUDE_CODE_AUTO_COMPACT_WINDOW; the effective window is that less the
 // summary's output reserve (20k); the threshold is the effective window
 // less a 13k buffer, or CLAUDE_AUTOCOMPACT_PCT_OVERRIDE percent of the
 // effective window when that is lower (never higher). getenv may be nil:
 // an import sees no environment. 200k → 167,000.
-func ClaudeAutoCompact(model string, getenv func(string) string) (window, threshold int64) {
-	window = ClaudeWindow(model)
+func AutoCompact(model string, getenv func(string) string) (window, threshold int64) {
+	window = Window(model)
 	if window == 0 {
 		window = 200_000
 	}
@@ -740,7 +668,7 @@ func ClaudeAutoCompact(model string, getenv func(string) string) (window, thresh
 	return window, max(threshold, 0)
 }
 
-func (p *claudeParser) state(lines int) (json.RawMessage, error) {
+func (p *claudeParser) State(lines int) (json.RawMessage, error) {
 	p.st.Lines = lines
 	p.st.LastKey = p.lastKey
 	return json.Marshal(p.st)

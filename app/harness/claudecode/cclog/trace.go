@@ -1,9 +1,11 @@
-package importer
+package cclog
 
 import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"tollgate/app/importer"
 
 	"tollgate/app/harness/claudecode/cctool"
 	"tollgate/app/importer/jsonl"
@@ -16,8 +18,8 @@ import (
 // lives in memory only: nothing of it is stored (ARCHITECTURE.md,
 // "Invariants": never prompt text).
 
-// ClaudeTrace is one pass's main-thread structure, in line order.
-type ClaudeTrace struct {
+// Trace is one pass's main-thread structure, in line order.
+type Trace struct {
 	Cwd     string // the session's working directory (last seen)
 	Version string // Claude Code's version (last seen)
 	Events  []TraceEvent
@@ -38,9 +40,9 @@ type TraceEvent struct {
 	At   time.Time
 	// Request is the billed request (TraceRequest): the record's own
 	// pointer, so its usage holds the final figures once the pass ends.
-	Request *Request
+	Request *importer.Request
 	// Fold is the boundary's fold (TraceBoundary).
-	Fold *Fold
+	Fold *importer.Fold
 	// Bytes is the message's size: for a request, the bytes of its
 	// assistant content (text, thinking, tool inputs), summed over its
 	// streamed lines; for a user message or a summary, its text's length.
@@ -124,13 +126,13 @@ func newToolUse(name string, input []byte) traceToolUse {
 
 // testTraceLine, set by tests only, sees every line the tracer sees
 // (TestTraceMatchesReference feeds the reference tracer with it).
-var testTraceLine func(b []byte, n int, top []byte, typed bool, req *Request, fold *Fold)
+var testTraceLine func(b []byte, n int, top []byte, typed bool, req *importer.Request, fold *importer.Fold)
 
-// tracer builds a ClaudeTrace line by line.
+// tracer builds a Trace line by line.
 type tracer struct {
-	tr       ClaudeTrace
-	requests map[*Request]int        // request → its event
-	toolUses map[string]traceToolUse // file and plan tools only
+	tr       Trace
+	requests map[*importer.Request]int // request → its event
+	toolUses map[string]traceToolUse   // file and plan tools only
 	// texts are each file's text as a result last held it: the next
 	// result's text (the file read again, or before its next edit) is
 	// measured against it (cctool.ReadResult).
@@ -138,7 +140,7 @@ type tracer struct {
 }
 
 func newTracer() *tracer {
-	return &tracer{requests: map[*Request]int{}, toolUses: map[string]traceToolUse{}, texts: map[string]Text{}}
+	return &tracer{requests: map[*importer.Request]int{}, toolUses: map[string]traceToolUse{}, texts: map[string]Text{}}
 }
 
 // fileToolBytes says the tool (named in the line) is one whose results
@@ -161,13 +163,13 @@ func fileToolBytes(name []byte) bool {
 // when the line has already said what they are (a user line names its
 // type among its first fields; an assistant line is the parser's
 // request): one walk, where finding each value's end and then walking it
-// again read the largest values of a transcript twice (issue 17).
+// again would read the largest values of a transcript twice.
 // Otherwise (fields in another order) their extent is kept and they are
 // read after the walk. Either way the trace is the same: FuzzClaudeTrace
 // and TestTraceMatchesReference hold it to refTracer, the two-walk reading.
 //
 // top and typed are the line's topType (the parser read it already).
-func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fold *Fold) {
+func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *importer.Request, fold *importer.Fold) {
 	// Progress lines, file snapshots and queue operations (a third of a
 	// transcript's bytes) say nothing the predictor needs.
 	if typed {
@@ -190,7 +192,7 @@ func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fol
 		res                                   lineResult
 	)
 	asUser := typed && string(top) == "user"
-	asAssistant := (!typed || string(top) == "assistant") && req != nil && req.Purpose == PurposeConversation
+	asAssistant := (!typed || string(top) == "assistant") && req != nil && req.Purpose == importer.PurposeConversation
 	s := jsonl.Scanner{B: b}
 	s.Object(func(k []byte) {
 		switch string(k) {
@@ -267,7 +269,7 @@ func (t *tracer) line(b []byte, n int, top []byte, typed bool, req *Request, fol
 	switch {
 	case string(typ) == "system" && string(subtype) == "compact_boundary" && fold != nil:
 		t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceBoundary, Line: n, At: lineTime(timestamp), Fold: fold})
-	case string(typ) == "assistant" && req != nil && req.Purpose == PurposeConversation && content != nil:
+	case string(typ) == "assistant" && req != nil && req.Purpose == importer.PurposeConversation && content != nil:
 		i, ok := t.requests[req]
 		if !ok {
 			i = len(t.tr.Events)
@@ -320,7 +322,7 @@ func lineTime(b []byte) time.Time {
 		return time.Time{}
 	}
 	// time.Parse keeps nothing of its input: the line's bytes serve.
-	at, _ := ParseTime(unsafe.String(&b[0], len(b)))
+	at, _ := importer.ParseTime(unsafe.String(&b[0], len(b)))
 	return at
 }
 
@@ -537,10 +539,10 @@ func eachElem(s *jsonl.Scanner, elem func()) {
 }
 
 // fileOp turns a file tool's result into a FileOp on ev. The input and
-// the result are decoded by app/importer/cctool, which reads only the
-// fields the predictor needs (encoding/json here was three fifths of an
-// import's tracing time, issue 17's profile); fileOpReference in the tests
-// is that decoder, and the two are held to the same ops.
+// the result are decoded by cctool, which reads only the fields the
+// predictor needs (encoding/json here would be three fifths of an import's
+// tracing time); fileOpReference in the tests is that decoder, and the
+// two are held to the same ops.
 func (t *tracer) fileOp(ev *TraceEvent, tu traceToolUse, res *lineResult) {
 	if !tu.ok {
 		return

@@ -1,4 +1,4 @@
-package importer
+package cclog
 
 import (
 	"bytes"
@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"tollgate/app/importer"
+
 	"tollgate/app/importer/testcorpus"
 )
 
 // BenchmarkTraceRealTranscripts parses the real main transcripts as an
 // import reads a new one: records and the fold predictor's trace in one
-// pass (the parse workers' work, issue 17).
+// pass (the parse workers' work).
 func BenchmarkTraceRealTranscripts(b *testing.B) {
 	benchRealTranscripts(b, true)
 }
@@ -40,8 +42,8 @@ func benchRealTranscripts(b *testing.B, trace bool) {
 	b.SetBytes(size)
 	for b.Loop() {
 		for i, data := range files {
-			res, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: paths[i], Trace: trace})
-			if err != nil || len(res.Records) == 0 || (res.Trace == nil) == trace {
+			res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: Name, Path: paths[i], Trace: trace})
+			if err != nil || len(res.Records) == 0 || (TraceOf(res) == nil) == trace {
 				b.Fatalf("%s: %v", paths[i], err)
 			}
 		}

@@ -1,4 +1,4 @@
-package importer
+package cclog
 
 import (
 	"bytes"
@@ -10,21 +10,23 @@ import (
 	"strings"
 	"testing"
 
+	"tollgate/app/importer"
+
 	"tollgate/app/harness/claudecode/cctool"
 	"tollgate/app/importer/jsonl"
 	"tollgate/app/importer/testcorpus"
 )
 
-// refTracer is the tracer as it was before issue 17 decoded lines in
-// place (each value found whole, then walked again; every file text
+// refTracer is the tracer without the in-place decoding of lines (each
+// value found whole, then walked again; every file text
 // decoded as read, each result decoded by cctool from its bytes): the
 // reference FuzzClaudeTrace and TestTraceMatchesReference hold the tracer
 // to. (cctool is held to encoding/json by FuzzFileOp and FuzzDecode, on
 // the valid JSON they agree on; the scanner also reads a line that only
 // nests right.)
 type refTracer struct {
-	tr       ClaudeTrace
-	requests map[*Request]int
+	tr       Trace
+	requests map[*importer.Request]int
 	toolUses map[string]refToolUse
 }
 
@@ -34,7 +36,7 @@ type refToolUse struct {
 }
 
 func newRefTracer() *refTracer {
-	return &refTracer{requests: map[*Request]int{}, toolUses: map[string]refToolUse{}}
+	return &refTracer{requests: map[*importer.Request]int{}, toolUses: map[string]refToolUse{}}
 }
 
 // line adds one line; req and fold are what the parser made of it. It
@@ -43,7 +45,7 @@ func newRefTracer() *refTracer {
 // predictor needs the file's text.
 //
 // top and typed are the line's topType (the parser read it already).
-func (t *refTracer) line(b []byte, n int, top []byte, typed bool, req *Request, fold *Fold) {
+func (t *refTracer) line(b []byte, n int, top []byte, typed bool, req *importer.Request, fold *importer.Fold) {
 	// Progress lines, file snapshots and queue operations (a third of a
 	// transcript's bytes) say nothing the predictor needs.
 	if typed {
@@ -115,11 +117,11 @@ func (t *refTracer) line(b []byte, n int, top []byte, typed bool, req *Request, 
 	if version != "" {
 		t.tr.Version = version
 	}
-	at, _ := ParseTime(timestamp)
+	at, _ := importer.ParseTime(timestamp)
 	switch {
 	case typ == "system" && subtype == "compact_boundary" && fold != nil:
 		t.tr.Events = append(t.tr.Events, TraceEvent{Kind: TraceBoundary, Line: n, At: at, Fold: fold})
-	case typ == "assistant" && req != nil && req.Purpose == PurposeConversation && content != nil:
+	case typ == "assistant" && req != nil && req.Purpose == importer.PurposeConversation && content != nil:
 		i, ok := t.requests[req]
 		if !ok {
 			i = len(t.tr.Events)
@@ -338,16 +340,16 @@ const (
 // traceBoth parses a main transcript with the trace, feeding the
 // reference tracer the same lines, and fails t when the two traces differ
 // (file texts compared decoded, their measured lengths checked).
-func traceBoth(t *testing.T, data []byte, live bool) (*Result, error) {
+func traceBoth(t *testing.T, data []byte, live bool) (*importer.Result, error) {
 	t.Helper()
 	ref := newRefTracer()
 	testTraceLine = ref.line
 	defer func() { testTraceLine = nil }()
-	res, err := Parse(bytes.NewReader(data), Options{Harness: ClaudeCode, Path: "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", AtEOF: true, Trace: true, Live: live})
+	res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: Name, Path: "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", AtEOF: true, Trace: true, Live: live})
 	if err != nil {
 		return nil, err
 	}
-	got := *res.Trace
+	got := *TraceOf(res)
 	got.Events = slices.Clone(got.Events)
 	for i := range got.Events {
 		got.Events[i].Files = slices.Clone(got.Events[i].Files)
@@ -390,7 +392,7 @@ func TestTraceMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, e := range res.Trace.Events {
+			for _, e := range TraceOf(res).Events {
 				ops += len(e.Files)
 			}
 		}

@@ -1,10 +1,12 @@
-package importer
+package cclog
 
 import (
 	"bytes"
 	"io"
 	"strings"
 	"testing"
+
+	"tollgate/app/importer"
 )
 
 // traceLog is a main transcript with one of each thing the trace reads.
@@ -25,11 +27,11 @@ const traceLog = `{"type":"user","cwd":"/home/u/p","version":"2.1.332","timestam
 `
 
 func TestClaudeTrace(t *testing.T) {
-	res, err := Parse(strings.NewReader(traceLog), Options{Harness: ClaudeCode, Path: "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", AtEOF: true, Trace: true})
+	res, err := importer.Parse(strings.NewReader(traceLog), importer.Options{Harness: Name, Path: "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", AtEOF: true, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := res.Trace
+	tr := TraceOf(res)
 	if tr == nil || tr.Cwd != "/home/u/p" || tr.Version != "2.1.332" {
 		t.Fatalf("trace %+v", tr)
 	}
@@ -75,12 +77,12 @@ func TestClaudeTrace(t *testing.T) {
 		t.Errorf("session %+v", res.Session)
 	}
 	// The plain import reads the same records without a trace.
-	plain, err := Parse(strings.NewReader(traceLog), Options{Harness: ClaudeCode, Path: "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", AtEOF: true})
+	plain, err := importer.Parse(strings.NewReader(traceLog), importer.Options{Harness: Name, Path: "p/0b6f3a52-1c1e-4c55-9d0e-3f1f2d0c9a11.jsonl", AtEOF: true})
 	if err != nil || plain.Trace != nil || len(plain.Records) != len(res.Records) {
 		t.Fatalf("plain: %v %+v", err, plain)
 	}
 	// A subagent's transcript has no trace.
-	sub, err := Parse(bytes.NewReader([]byte(traceLog)), Options{Harness: ClaudeCode, Path: "p/s/subagents/agent-a1.jsonl", AtEOF: true, Trace: true})
+	sub, err := importer.Parse(bytes.NewReader([]byte(traceLog)), importer.Options{Harness: Name, Path: "p/s/subagents/agent-a1.jsonl", AtEOF: true, Trace: true})
 	if err != nil || sub.Trace != nil {
 		t.Fatalf("subagent: %v %+v", err, sub.Trace)
 	}
@@ -112,7 +114,7 @@ func TestClaudeAutoCompact(t *testing.T) {
 		{"", nil, 200_000, 167_000},
 	}
 	for _, c := range cases {
-		w, th := ClaudeAutoCompact(c.model, c.getenv)
+		w, th := AutoCompact(c.model, c.getenv)
 		if w != c.window || th != c.threshold {
 			t.Errorf("%s: %d/%d, want %d/%d", c.model, w, th, c.window, c.threshold)
 		}
@@ -142,17 +144,17 @@ func TestTraceFolds(t *testing.T) {
 		{"no fold, read in pieces", io.MultiReader(strings.NewReader(noFold.String())), false},
 		{"longer than a read", io.MultiReader(strings.NewReader(long)), true},
 	} {
-		res, err := Parse(c.in, Options{Harness: ClaudeCode, Path: path, AtEOF: true, TraceFolds: true})
+		res, err := importer.Parse(c.in, importer.Options{Harness: Name, Path: path, AtEOF: true, TraceFolds: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (res.Trace != nil) != c.traced || len(res.Records) == 0 {
-			t.Errorf("%s: traced %v, want %v (%d records)", c.name, res.Trace != nil, c.traced, len(res.Records))
+		if (TraceOf(res) != nil) != c.traced || len(res.Records) == 0 {
+			t.Errorf("%s: traced %v, want %v (%d records)", c.name, TraceOf(res) != nil, c.traced, len(res.Records))
 		}
 	}
 	// A subagent's transcript is never traced.
-	res, err := Parse(strings.NewReader(traceLog), Options{Harness: ClaudeCode, Path: "p/s/subagents/agent-a1.jsonl", AtEOF: true, TraceFolds: true})
-	if err != nil || res.Trace != nil {
-		t.Fatalf("subagent: %v %v", err, res.Trace)
+	res, err := importer.Parse(strings.NewReader(traceLog), importer.Options{Harness: Name, Path: "p/s/subagents/agent-a1.jsonl", AtEOF: true, TraceFolds: true})
+	if err != nil || TraceOf(res) != nil {
+		t.Fatalf("subagent: %v %v", err, TraceOf(res))
 	}
 }

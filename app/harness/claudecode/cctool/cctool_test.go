@@ -11,8 +11,8 @@ import (
 	"tollgate/app/importer/jsonl"
 )
 
-// referenceInput and referenceResult decode as the tracer did with
-// encoding/json before issue 17.
+// referenceInput and referenceResult decode with encoding/json: the
+// reference Decode is held to.
 func referenceInput(b []byte) (Input, bool) {
 	var in struct {
 		FilePath   string `json:"file_path"`

@@ -1,19 +1,4 @@
-package importer
-
-import (
-	"bytes"
-	"encoding/json"
-	"math/bits"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
-
-	"tollgate/app/importer/jsonl"
-	"tollgate/pricing"
-)
-
-// Codex rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl): one
+// Package cxlog reads Codex rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl): one
 // {"timestamp","type","payload"} object per line.
 //
 //   - session_meta gives the session id ("codex:" + payload.id), the
@@ -38,6 +23,21 @@ import (
 //     previous one: event_msg user_message (a prompt), a
 //     function_call_output or custom_tool_call_output (a tool result), a
 //     compaction — read from the first bytes of those lines only.
+package cxlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"tollgate/app/importer"
+
+	"tollgate/app/importer/jsonl"
+	"tollgate/pricing"
+)
 
 var (
 	keyTokenCount  = []byte(`token_count`)
@@ -58,9 +58,9 @@ func codexInputKind(b []byte) uint16 {
 	t := b[i+len(keyPayloadType):]
 	switch {
 	case bytes.HasPrefix(t, []byte(`user_message"`)):
-		return startPrompt
+		return importer.StartPrompt
 	case bytes.HasPrefix(t, []byte(`function_call_output"`)), bytes.HasPrefix(t, []byte(`custom_tool_call_output"`)):
-		return startToolResult
+		return importer.StartToolResult
 	}
 	return 0
 }
@@ -101,12 +101,12 @@ type codexState struct {
 
 type codexParser struct {
 	st      codexState
-	records []Record
+	records []importer.Record
 	lastIdx int // record index of st.Last when it is in this pass, else -1
 	waiting []int
 }
 
-func newCodexParser(opts Options) (*codexParser, error) {
+func newCodexParser(opts importer.Options) (*codexParser, error) {
 	p := &codexParser{lastIdx: -1}
 	if len(opts.State) > 0 {
 		if err := json.Unmarshal(opts.State, &p.st); err != nil {
@@ -116,7 +116,7 @@ func newCodexParser(opts Options) (*codexParser, error) {
 	if p.st.Session == "" {
 		// rollout-2025-12-08T00-37-46-<uuid>.jsonl
 		stem := strings.TrimSuffix(filepath.Base(opts.Path), ".jsonl")
-		if len(stem) >= 36 && isUUID(stem[len(stem)-36:]) {
+		if len(stem) >= 36 && importer.IsUUID(stem[len(stem)-36:]) {
 			p.st.Session = stem[len(stem)-36:]
 		}
 	}
@@ -135,7 +135,7 @@ type cxLine struct {
 	replacement, hasMessage bool
 }
 
-func (p *codexParser) line(b []byte, n int) error {
+func (p *codexParser) Line(b []byte, n int) error {
 	if k := codexInputKind(b); k != 0 {
 		p.st.Started |= k
 		return nil
@@ -284,11 +284,11 @@ func (p *codexParser) tokenCount(l *cxLine, n int) error {
 	if l.last == (codexTotal{}) {
 		return nil
 	}
-	at, err := ParseTime(l.timestamp)
+	at, err := importer.ParseTime(l.timestamp)
 	if err != nil {
 		return err
 	}
-	id := "line:" + itoa(n)
+	id := "line:" + strconv.Itoa(n)
 	if l.hasTotal && l.total.Total > 0 {
 		id = "t" + strconv.FormatInt(l.total.Total, 10)
 	}
@@ -298,21 +298,19 @@ func (p *codexParser) tokenCount(l *cxLine, n int) error {
 	if p.st.First == "" && model != "" {
 		p.st.First = model
 	}
-	r := &Request{ID: id, At: at, Purpose: PurposeConversation, Provider: p.provider(), Model: model, Usage: u, Line: n}
+	r := &importer.Request{ID: id, At: at, Purpose: importer.PurposeConversation, Provider: p.provider(), Model: model, Usage: u, Line: n}
 	if k := p.st.Started; k != 0 {
-		r.StartedBy = startedByNames[bits.TrailingZeros16(k)]
+		r.StartedBy = importer.StartedByName(k)
 		p.st.Started = 0
 	}
 	p.lastIdx = len(p.records)
-	p.records = append(p.records, Record{Request: r})
+	p.records = append(p.records, importer.Record{Request: r})
 	p.st.Last = &codexReq{ID: id, At: at, Model: model, Usage: u, Line: n, PrevPre: p.st.Pre}
 	p.st.Pre = l.last.Input + l.last.Output
 	p.st.Position++
 	p.st.FoldOpen = false
 	for _, fi := range p.waiting {
-		c := u.Uncached()
-		f := p.records[fi].Fold
-		f.ActualCold, f.ActualRequest = &c, id
+		p.records[fi].Fold.SetActual(r)
 	}
 	p.waiting = p.waiting[:0]
 	return nil
@@ -326,12 +324,12 @@ func (p *codexParser) provider() string {
 }
 
 func (p *codexParser) fold(l *cxLine, n int, item bool) error {
-	at, err := ParseTime(l.timestamp)
+	at, err := importer.ParseTime(l.timestamp)
 	if err != nil {
 		return err
 	}
 	pre := p.st.Pre
-	f := &Fold{ID: FoldID(p.st.Session, "line:"+itoa(n)+"@"+l.timestamp), At: at, Kind: KindSummary, Trigger: TriggerAuto, Line: n}
+	f := &importer.Fold{ID: importer.FoldID(p.st.Session, "line:"+strconv.Itoa(n)+"@"+l.timestamp), At: at, Kind: importer.KindSummary, Trigger: importer.TriggerAuto, Line: n}
 	if item && l.hasMessage && l.message > 0 && !l.replacement {
 		f.CheckpointTokens = int64((l.message + 3) / 4)
 		f.CheckpointEstimated = true
@@ -342,9 +340,9 @@ func (p *codexParser) fold(l *cxLine, n int, item bool) error {
 			pre = last.PrevPre
 			p.st.Position--
 			if p.lastIdx >= 0 {
-				p.records[p.lastIdx].Request.Purpose = PurposeCompaction
+				p.records[p.lastIdx].Request.Purpose = importer.PurposeCompaction
 			} else {
-				p.records = append(p.records, Record{Request: &Request{ID: last.ID, At: last.At, Purpose: PurposeCompaction,
+				p.records = append(p.records, importer.Record{Request: &importer.Request{ID: last.ID, At: last.At, Purpose: importer.PurposeCompaction,
 					Provider: p.provider(), Model: last.Model, Usage: u, Line: last.Line}})
 			}
 			p.st.Pre = last.PrevPre
@@ -355,21 +353,21 @@ func (p *codexParser) fold(l *cxLine, n int, item bool) error {
 	p.st.Last = nil
 	p.lastIdx = -1
 	p.waiting = append(p.waiting, len(p.records))
-	p.records = append(p.records, Record{Fold: f})
+	p.records = append(p.records, importer.Record{Fold: f})
 	p.st.FoldOpen = true
-	p.st.Started |= startCompaction
+	p.st.Started |= importer.StartCompaction
 	return nil
 }
 
-func (p *codexParser) finish() (Session, []Record) {
-	s := Session{Harness: Codex, Provider: p.provider(), Title: p.st.Title, Model: p.st.First, ContextWindow: p.st.Window}
+func (p *codexParser) Finish() (importer.Session, []importer.Record) {
+	s := importer.Session{Harness: Name, Provider: p.provider(), Title: p.st.Title, Model: p.st.First, ContextWindow: p.st.Window}
 	if p.st.Session != "" {
-		s.ID = "codex:" + p.st.Session
+		s.ID = importer.SessionID(Name, p.st.Session)
 	}
 	return s, p.records
 }
 
-func (p *codexParser) state(lines int) (json.RawMessage, error) {
+func (p *codexParser) State(lines int) (json.RawMessage, error) {
 	p.st.Lines = lines
 	return json.Marshal(p.st)
 }

@@ -42,12 +42,37 @@ import (
 // Harness is the name sessions from OpenCode are stored under.
 const Harness = "opencode"
 
-func init() { importer.RegisterDatabase(Harness) }
+// File is the database's name in its folder.
+const File = "opencode.db"
 
-// SessionPrefix starts the tollgate session id of an OpenCode session:
-// "opencode:<OpenCode's session id>", the id the plugin records under too
-// (integrations/opencode), so a live session and its import are one.
-const SessionPrefix = "opencode:"
+func init() {
+	importer.Register(importer.Format{
+		Name: Harness, Label: "OpenCode", Order: 50,
+		Roots: func(getenv func(string) string, home string) []string {
+			return []string{filepath.Dir(DefaultPath(getenv, home))}
+		},
+		Database: &importer.Database{File: File, Read: read, Sessions: sessions},
+	})
+}
+
+// read is Read with the default limits, as the importer's Database reads.
+func read(ctx context.Context, path string, changed func(session, stamp string) bool) ([]importer.DatabaseSession, error) {
+	logs, err := Read(ctx, path, Limits{}, changed)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]importer.DatabaseSession, len(logs))
+	for i, l := range logs {
+		out[i] = importer.DatabaseSession(l)
+	}
+	return out, nil
+}
+
+// sessions counts the database's sessions (its session table alone).
+func sessions(ctx context.Context, path string) (int, error) {
+	logs, err := Read(ctx, path, Limits{}, func(string, string) bool { return false })
+	return len(logs), err
+}
 
 // Limits bound one read of a database.
 type Limits struct {
@@ -152,7 +177,7 @@ func Read(ctx context.Context, path string, lim Limits, changed func(session, st
 	}
 	out := make([]Log, 0, len(sessions))
 	for _, s := range sessions {
-		id := SessionPrefix + s.id
+		id := importer.SessionID(Harness, s.id)
 		only := Log{Batch: importer.Batch{Harness: Harness, Session: importer.Session{ID: id, Harness: Harness, Title: s.title}}, Stamp: s.stamp}
 		if changed != nil && !changed(id, s.stamp) {
 			only.Unchanged = true
@@ -450,7 +475,7 @@ func (t *Tokens) Context() int64 {
 
 // build turns a session's rows into its batch.
 func build(s sessionRow, msgs []messageRow, compactions map[string]Part) importer.Batch {
-	id := SessionPrefix + s.id
+	id := importer.SessionID(Harness, s.id)
 	b := importer.Batch{Harness: Harness, Session: importer.Session{ID: id, Harness: Harness, Title: s.title}}
 	position := 0
 	var lastContext int64
@@ -499,8 +524,7 @@ func build(s sessionRow, msgs []messageRow, compactions map[string]Part) importe
 			position++
 			lastContext = d.Tokens.Context()
 			if pending != nil {
-				cold := q.Usage.Input + q.Usage.CacheWrite
-				pending.ActualCold, pending.ActualRequest = &cold, q.ID
+				pending.SetActual(q)
 				pending = nil
 			}
 		}

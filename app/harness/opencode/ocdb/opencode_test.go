@@ -225,9 +225,9 @@ func TestReadErrorsNameFileTableAndRow(t *testing.T) {
 			var bad, good *Log
 			for i := range logs {
 				switch logs[i].Batch.Session.ID {
-				case SessionPrefix + "ses_bad":
+				case importer.SessionID(Harness, "ses_bad"):
 					bad = &logs[i]
-				case SessionPrefix + "ses_good":
+				case importer.SessionID(Harness, "ses_good"):
 					good = &logs[i]
 				}
 			}

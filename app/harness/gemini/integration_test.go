@@ -1,4 +1,4 @@
-package harness
+package gemini
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"tollgate/app/harness"
 	"tollgate/app/home"
 	"tollgate/guard/api"
 )
@@ -18,8 +19,8 @@ func TestGeminiObservedNeverArms(t *testing.T) {
 	env := map[string]string{"HOME": userHome}
 	probe := home.Probe{Home: dir, Getenv: func(k string) string { return env[k] }}
 	gemini := func() api.Integration {
-		for _, in := range integrationsFor(probe) {
-			if in.Name == Gemini {
+		for _, in := range harness.IntegrationsFor(probe) {
+			if in.Name == Harness {
 				return in
 			}
 		}

@@ -1,0 +1,3 @@
+package config
+
+import _ "tollgate/app/harness/all" // the harness names watch.folders accepts, as the binary registers them

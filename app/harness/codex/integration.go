@@ -1,0 +1,132 @@
+package codex
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"tollgate/app/harness"
+	"tollgate/app/home"
+	"tollgate/guard/api"
+)
+
+// Codex CLI's integration: the PreCompact (and PostCompact) command hook
+// in $CODEX_HOME/hooks.json, trusted in its config.toml (`tollgate hook
+// codex`); its OpenTelemetry export (`tollgate telemetry codex`, printed).
+// An installed, trusted, verified hook arms the guard.
+func init() {
+	harness.Register(harness.Integration{
+		Name:   Name,
+		Label:  "Codex",
+		Order:  40,
+		Status: Status,
+		Doctor: &harness.Doctor{
+			Setup: func(e harness.DoctorEnv) string { return e.Command + " hook " + Name + " --install" + e.HomeArg },
+			Check: func(e harness.DoctorEnv, _ api.Integration) harness.Assessment {
+				dir, _ := Dir(e.Getenv)
+				return harness.Assessment{Dir: dir}
+			},
+		},
+		Hook:      &harness.Command{Seconds: []string{"timeout"}, Run: hookVerb},
+		Telemetry: &harness.Command{Run: telemetryVerb},
+		OTel:      &harness.OTel{Namespace: "codex"},
+	})
+}
+
+// hookVerb is `tollgate hook codex`: Codex CLI's PreCompact (and
+// PostCompact) hook itself — it never fails Codex: any fault allows the
+// compaction — or with --install / --uninstall the edit of Codex's
+// hooks.json and config.toml.
+func hookVerb(ctx context.Context, args []string, env harness.Env) error {
+	var dir string
+	fset := harness.NewFlags("hook "+Name, env.IO, &dir)
+	timeout := fset.Duration("timeout", DefaultTimeout, "the hook's `timeout` in Codex's hooks.json (the question gets what is left of it, less 5 s); a bare number is seconds")
+	profile := fset.String("profile", "", "pricing `PROFILE` for Codex sessions (default: by provider and model)")
+	install := fset.Bool("install", false, "add the PreCompact and PostCompact hooks to Codex's hooks.json, trust them in its config.toml, and exit")
+	uninstall := fset.Bool("uninstall", false, "remove tollgate's hooks (and their trust entries) from Codex's files and exit")
+	codexHome := fset.String("codex-home", "", "Codex's `DIR` for --install/--uninstall (default $CODEX_HOME, else ~/.codex)")
+	fset.Usage = func() {
+		fmt.Fprintln(env.Stderr, `usage: tollgate hook codex [--home DIR] [--timeout 300s] [--profile NAME]
+       tollgate hook codex --install [--timeout 300s] [--codex-home DIR]
+       tollgate hook codex --uninstall [--codex-home DIR]
+
+Codex CLI's PreCompact hook: reads the hook's JSON on stdin, asks tollgate,
+and prints {"continue":false,"stopReason":"…"} when the compaction is
+declined — Codex then ends the current turn and proposes the compaction
+again on the next one. tollgate not running or malformed input → the
+compaction is allowed.`)
+		fset.PrintDefaults()
+	}
+	if err := harness.Parse(fset, args); err != nil {
+		return err
+	}
+	if !*install && !*uninstall {
+		tollgateHome, _ := home.ResolveHome(dir)
+		RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: tollgateHome, Profile: *profile, Timeout: *timeout})
+		return nil
+	}
+	codexDir := *codexHome
+	if codexDir == "" {
+		d, err := Dir(os.Getenv)
+		if err != nil {
+			return err
+		}
+		codexDir = d
+	}
+	if *uninstall {
+		res, err := Uninstall(codexDir)
+		switch {
+		case err != nil:
+			return err
+		case res.Removed == 0:
+			fmt.Fprintf(env.Stdout, "tollgate's hooks are not in %s: nothing to remove\n", res.Hooks)
+		default:
+			fmt.Fprintf(env.Stdout, "Removed tollgate's Codex hooks from %s and their trust from config.toml\n", res.Hooks)
+		}
+		return nil
+	}
+	t := InstallTimeout
+	fset.Visit(func(f *flag.Flag) {
+		if f.Name == "timeout" {
+			t = *timeout
+		}
+	})
+	res, err := Install(InstallOptions{CodexDir: codexDir, Home: dir, Profile: *profile, Timeout: t})
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		fmt.Fprintf(env.Stdout, "tollgate's Codex hooks are already installed and trusted in %s\n", res.Hooks)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "Installed tollgate's PreCompact and PostCompact hooks in %s (timeout %ds) and trusted them in %s\n", res.Hooks, res.Seconds, res.Config)
+	fmt.Fprintln(env.Stdout, "Codex reads them at its next start. Declining a compaction ends that Codex turn; Codex proposes it again on the next one.")
+	return nil
+}
+
+// telemetryVerb is `tollgate telemetry codex`: it prints the [otel] block
+// of Codex's config.toml, from Codex's documentation (unlike Claude Code's
+// settings, untried against tollgate here); tollgate does not rewrite the
+// file.
+func telemetryVerb(_ context.Context, args []string, env harness.Env) error {
+	var dir string
+	fset := harness.NewFlags("telemetry "+Name, env.IO, &dir)
+	if err := harness.Parse(fset, args); err != nil {
+		return err
+	}
+	url, token, err := env.Telemetry(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, `# Codex → tollgate over OpenTelemetry: add to ~/.codex/config.toml
+# (from Codex's documentation; not yet run against tollgate here)
+[otel.exporter."otlp-http"]
+endpoint = %q
+protocol = "binary"
+
+[otel.exporter."otlp-http".headers]
+"authorization" = %q
+`, url+"/otlp/v1/logs", "Bearer "+token)
+	return nil
+}
