@@ -24,22 +24,20 @@ func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if !hookio.Input(stdin, stderr, "PreCompact hook input", func(b []byte) (err error) { in, err = decodeClaudeHookInput(b); return err }) {
 		return
 	}
-	ep, err := client.Discover(opts.Home)
-	if err != nil {
-		fmt.Fprintln(stderr, "tollgate is not running (", err, ") — allowing the compaction unguarded")
+	c, log, ok := hookio.Dial(opts.Home, stderr)
+	if !ok {
 		return
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts.Log = log
 	if in.HookEventName == claudePostCompact {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		if err := reportClaudeCompaction(ctx, client.New(ep, log), in); err != nil {
+		if err := reportClaudeCompaction(ctx, c, in); err != nil {
 			fmt.Fprintln(stderr, "tollgate: reporting the compaction's outcome:", err)
 		}
 		return
 	}
-	v := decideClaudePreCompact(ctx, client.New(ep, log), in, opts)
+	v := decideClaudePreCompact(ctx, c, in, opts)
 	if v.Note != "" {
 		fmt.Fprintln(stderr, v.Note)
 	}

@@ -72,8 +72,8 @@ type hookInput struct {
 // Claude Code hook events tollgate handles: PreCompact asks; PostCompact
 // reports that the allowed compaction landed (the rewrite's outcome).
 const (
-	claudePreCompact  = "PreCompact"
-	claudePostCompact = "PostCompact"
+	claudePreCompact  = hookio.PreCompact
+	claudePostCompact = hookio.PostCompact
 )
 
 // decodeClaudeHookInput decodes and checks a PreCompact hook's input.
@@ -83,13 +83,10 @@ func decodeClaudeHookInput(b []byte) (hookInput, error) {
 	if err := hookio.Decode(b, "Claude Code's PreCompact hook JSON", &in); err != nil {
 		return in, err
 	}
+	if err := hookio.CheckEvent(in.HookEventName, in.SessionID); err != nil {
+		return in, err
+	}
 	switch {
-	case in.HookEventName != claudePreCompact && in.HookEventName != claudePostCompact:
-		return in, fmt.Errorf("hook_event_name: %q is neither PreCompact nor PostCompact (install the hook under those only)", in.HookEventName)
-	case strings.TrimSpace(in.SessionID) == "":
-		return in, errors.New("session_id: missing")
-	case len(in.SessionID) > 256:
-		return in, errors.New("session_id: longer than 256 bytes")
 	case in.Trigger != "auto" && in.Trigger != "manual":
 		return in, fmt.Errorf("trigger: %q is neither auto nor manual", in.Trigger)
 	case len(in.PromptID) > 256:
@@ -166,7 +163,7 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput,
 	}
 	defer c.Close()
 
-	session := "claude-code:" + in.SessionID
+	session := importer.SessionID(Name, in.SessionID)
 	recordUsage(ctx, c, session, in.TranscriptPath, tr, opts.Profile, window, threshold, log)
 
 	pred := predictFold(in, tr, opts)
@@ -194,7 +191,7 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput,
 // recorded request then yields the actual cold tokens beside the
 // prediction).
 func reportClaudeCompaction(ctx context.Context, c *client.Client, in hookInput) error {
-	session := "claude-code:" + in.SessionID
+	session := importer.SessionID(Name, in.SessionID)
 	var series api.Series
 	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
 		return err

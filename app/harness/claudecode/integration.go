@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"tollgate/app/harness"
+	"tollgate/app/harness/hookio"
 	"tollgate/app/home"
 	"tollgate/guard/api"
 )
@@ -30,7 +32,7 @@ func init() {
 				return harness.Assessment{Dir: dir}
 			},
 		},
-		Hook:      &harness.Command{Seconds: []string{"timeout"}, Run: hookVerb},
+		Hook:      hookio.Command(hookVerb),
 		Telemetry: &harness.Command{Synopsis: "[--install|--uninstall] [--protocol http/json|http/protobuf]", Run: telemetryVerb},
 		OTel:      &harness.OTel{Namespace: "claude_code", Service: "claude-code"},
 		HookRoute: &harness.Route{Pattern: HookRoute, Handler: HTTPHandler},
@@ -40,78 +42,79 @@ func init() {
 // hookVerb is `tollgate hook claude-code`: the PreCompact hook itself
 // (it never fails Claude Code: any fault allows the compaction), or with
 // --install / --uninstall the edit of Claude Code's settings.
-func hookVerb(ctx context.Context, args []string, env harness.Env) error {
-	var dir string
-	fset := harness.NewFlags("hook "+Name, env.IO, &dir)
-	timeout := fset.Duration("timeout", DefaultTimeout, "the hook's `timeout` in Claude Code's settings (tollgate's deadline is 5 s less); a bare number is seconds")
-	profile := fset.String("profile", "", "pricing `PROFILE` for Claude Code sessions (default: by provider and model)")
-	install := fset.Bool("install", false, "merge the PreCompact hook into Claude Code's settings.json (with a backup) and exit")
-	uninstall := fset.Bool("uninstall", false, "remove tollgate's PreCompact hook from Claude Code's settings.json and exit")
-	httpHook := fset.Bool("http", false, "with --install: install the HTTP hook (POST /v1/hooks/claude-code on the running tollgate) instead of the command")
-	settings := fset.String("settings", "", "Claude Code settings `FILE` for --install/--uninstall (default $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json)")
-	fset.Usage = func() {
-		fmt.Fprintln(env.Stderr, `usage: tollgate hook claude-code [--home DIR] [--timeout 300s] [--profile NAME]
+func hookVerb() hookio.Verb {
+	var settings string
+	var httpHook bool
+	path := func() (string, error) {
+		if settings != "" {
+			return settings, nil
+		}
+		return SettingsPath(os.Getenv)
+	}
+	return hookio.Verb{
+		Name: Name,
+		Usage: `usage: tollgate hook claude-code [--home DIR] [--timeout 300s] [--profile NAME]
        tollgate hook claude-code --install [--http] [--timeout 300s] [--settings FILE]
        tollgate hook claude-code --uninstall [--settings FILE]
 
 Claude Code's PreCompact hook: reads the hook's JSON on stdin, asks tollgate,
 and prints {"decision":"block","reason":"…"} when the compaction is declined.
-tollgate not running or malformed input → the compaction is allowed.`)
-		fset.PrintDefaults()
+tollgate not running or malformed input → the compaction is allowed.`,
+		DefaultTimeout: DefaultTimeout,
+		InstallTimeout: InstallTimeout,
+		TimeoutHelp:    "the hook's `timeout` in Claude Code's settings (tollgate's deadline is 5 s less); a bare number is seconds",
+		ProfileHelp:    "pricing `PROFILE` for Claude Code sessions (default: by provider and model)",
+		InstallHelp:    "merge the PreCompact hook into Claude Code's settings.json (with a backup) and exit",
+		UninstallHelp:  "remove tollgate's PreCompact hook from Claude Code's settings.json and exit",
+		Flags: func(fset *flag.FlagSet) {
+			fset.BoolVar(&httpHook, "http", false, "with --install: install the HTTP hook (POST /v1/hooks/claude-code on the running tollgate) instead of the command")
+			fset.StringVar(&settings, "settings", "", "Claude Code settings `FILE` for --install/--uninstall (default $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json)")
+		},
+		Run: func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration) {
+			RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: home, Profile: profile, Timeout: timeout})
+		},
+		Uninstall: func(env harness.Env) error {
+			path, err := path()
+			if err != nil {
+				return err
+			}
+			res, err := Uninstall(path)
+			switch {
+			case err != nil:
+				return err
+			case res.Missing:
+				fmt.Fprintf(env.Stdout, "%s does not exist: nothing to remove\n", path)
+			case res.Removed == 0:
+				fmt.Fprintf(env.Stdout, "tollgate's PreCompact hook is not in %s: nothing to remove\n", path)
+			default:
+				fmt.Fprintf(env.Stdout, "Removed tollgate's PreCompact hook from %s (previous settings in %s)\n", path, res.Backup)
+			}
+			return nil
+		},
+		Install: func(env harness.Env, dir, profile string, timeout time.Duration) error {
+			path, err := path()
+			if err != nil {
+				return err
+			}
+			res, err := Install(InstallOptions{Settings: path, Home: dir, Profile: profile, Timeout: timeout, HTTP: httpHook})
+			if err != nil {
+				return err
+			}
+			if !res.Changed {
+				fmt.Fprintf(env.Stdout, "tollgate's PreCompact hook is already installed in %s\n", path)
+				return nil
+			}
+			fmt.Fprintf(env.Stdout, "Installed tollgate's PreCompact hook in %s (timeout %ds)\n", path, res.Seconds)
+			if res.Backup != "" {
+				fmt.Fprintf(env.Stdout, "The previous settings are in %s\n", res.Backup)
+			}
+			if httpHook {
+				fmt.Fprintln(env.Stdout, "The HTTP hook sends $TOLLGATE_TOKEN: export it (`tollgate token`) where Claude Code runs.")
+			}
+			fmt.Fprintln(env.Stdout, "Claude Code reads it at the next start; `/hooks` lists it.")
+			return nil
+		},
 	}
-	if err := harness.Parse(fset, args); err != nil {
-		return err
-	}
-	if !*install && !*uninstall {
-		tollgateHome, _ := home.ResolveHome(dir)
-		RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: tollgateHome, Profile: *profile, Timeout: *timeout})
-		return nil
-	}
-	path := *settings
-	if path == "" {
-		p, err := SettingsPath(os.Getenv)
-		if err != nil {
-			return err
-		}
-		path = p
-	}
-	if *uninstall {
-		res, err := Uninstall(path)
-		switch {
-		case err != nil:
-			return err
-		case res.Missing:
-			fmt.Fprintf(env.Stdout, "%s does not exist: nothing to remove\n", path)
-		case res.Removed == 0:
-			fmt.Fprintf(env.Stdout, "tollgate's PreCompact hook is not in %s: nothing to remove\n", path)
-		default:
-			fmt.Fprintf(env.Stdout, "Removed tollgate's PreCompact hook from %s (previous settings in %s)\n", path, res.Backup)
-		}
-		return nil
-	}
-	t := InstallTimeout
-	fset.Visit(func(f *flag.Flag) {
-		if f.Name == "timeout" {
-			t = *timeout
-		}
-	})
-	res, err := Install(InstallOptions{Settings: path, Home: dir, Profile: *profile, Timeout: t, HTTP: *httpHook})
-	if err != nil {
-		return err
-	}
-	if !res.Changed {
-		fmt.Fprintf(env.Stdout, "tollgate's PreCompact hook is already installed in %s\n", path)
-		return nil
-	}
-	fmt.Fprintf(env.Stdout, "Installed tollgate's PreCompact hook in %s (timeout %ds)\n", path, res.Seconds)
-	if res.Backup != "" {
-		fmt.Fprintf(env.Stdout, "The previous settings are in %s\n", res.Backup)
-	}
-	if *httpHook {
-		fmt.Fprintln(env.Stdout, "The HTTP hook sends $TOLLGATE_TOKEN: export it (`tollgate token`) where Claude Code runs.")
-	}
-	fmt.Fprintln(env.Stdout, "Claude Code reads it at the next start; `/hooks` lists it.")
-	return nil
 }
 
 // telemetryVerb is `tollgate telemetry claude-code`: the variables that

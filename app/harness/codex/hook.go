@@ -46,13 +46,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
 	"tollgate/app/harness/hookio"
 	"tollgate/app/home"
+	"tollgate/app/importer"
 	"tollgate/guard/api"
 	"tollgate/guard/client"
 	"tollgate/pricing"
@@ -64,8 +64,8 @@ const Name = "codex"
 
 // Codex hook events tollgate handles.
 const (
-	codexPreCompact  = "PreCompact"
-	codexPostCompact = "PostCompact"
+	codexPreCompact  = hookio.PreCompact
+	codexPostCompact = hookio.PostCompact
 )
 
 // hookInput is what Codex sends a compaction hook on stdin
@@ -90,13 +90,10 @@ func decodeHookInput(b []byte) (hookInput, error) {
 	if err := hookio.Decode(b, "Codex's PreCompact hook JSON", &in); err != nil {
 		return in, err
 	}
+	if err := hookio.CheckEvent(in.HookEventName, in.SessionID); err != nil {
+		return in, err
+	}
 	switch {
-	case in.HookEventName != codexPreCompact && in.HookEventName != codexPostCompact:
-		return in, fmt.Errorf("hook_event_name: %q is neither PreCompact nor PostCompact (install the hook under those only)", in.HookEventName)
-	case strings.TrimSpace(in.SessionID) == "":
-		return in, errors.New("session_id: missing")
-	case len(in.SessionID) > 256:
-		return in, errors.New("session_id: longer than 256 bytes")
 	case len(in.TurnID) > 256:
 		return in, errors.New("turn_id: longer than 256 bytes")
 	case len(in.Model) > 256:
@@ -184,23 +181,21 @@ func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if !hookio.Input(stdin, stderr, "Codex hook input", func(b []byte) (err error) { in, err = decodeHookInput(b); return err }) {
 		return
 	}
-	ep, err := client.Discover(opts.Home)
-	if err != nil {
-		fmt.Fprintln(stderr, "tollgate is not running (", err, ") — allowing the compaction unguarded")
+	c, log, ok := hookio.Dial(opts.Home, stderr)
+	if !ok {
 		return
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts.Log = log
 	if in.HookEventName == codexPostCompact {
 		left := budget{end: start.Add(opts.Timeout), now: opts.Now}.left()
 		ctx, cancel := context.WithTimeout(ctx, max(min(10*time.Second, left-hookAnswerMargin), time.Second))
 		defer cancel()
-		if err := reportCompaction(ctx, client.New(ep, log), in); err != nil {
+		if err := reportCompaction(ctx, c, in); err != nil {
 			fmt.Fprintln(stderr, "tollgate: reporting the compaction's outcome:", err)
 		}
 		return
 	}
-	v := decidePreCompact(ctx, client.New(ep, log), in, opts, start)
+	v := decidePreCompact(ctx, c, in, opts, start)
 	if v.Note != "" {
 		fmt.Fprintln(stderr, v.Note)
 	}
@@ -246,7 +241,7 @@ func decidePreCompact(ctx context.Context, c *client.Client, in hookInput, opts 
 	}
 	defer c.Close()
 
-	session := "codex:" + in.SessionID
+	session := importer.SessionID(Name, in.SessionID)
 	// Usage not recorded now (skipped, or cut short) is not lost: the
 	// ids are the cumulative token counts, so the next hook run, tollgate's
 	// follower of ~/.codex/sessions or `tollgate import` records it once.
@@ -368,7 +363,7 @@ func recordUsage(ctx context.Context, c *client.Client, session string, ro rollo
 // reportCompaction handles PostCompact: the compaction this turn was
 // allowed has landed, so its rewrite's outcome is applied.
 func reportCompaction(ctx context.Context, c *client.Client, in hookInput) error {
-	session := "codex:" + in.SessionID
+	session := importer.SessionID(Name, in.SessionID)
 	var series api.Series
 	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
 		return err

@@ -5,9 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"tollgate/app/harness"
-	"tollgate/app/home"
+	"tollgate/app/harness/hookio"
 	"tollgate/guard/api"
 )
 
@@ -28,7 +29,7 @@ func init() {
 				return harness.Assessment{Dir: dir}
 			},
 		},
-		Hook:      &harness.Command{Seconds: []string{"timeout"}, Run: hookVerb},
+		Hook:      hookio.Command(hookVerb),
 		Telemetry: &harness.Command{Run: telemetryVerb},
 		OTel:      &harness.OTel{Namespace: "codex"},
 	})
@@ -38,16 +39,17 @@ func init() {
 // PostCompact) hook itself — it never fails Codex: any fault allows the
 // compaction — or with --install / --uninstall the edit of Codex's
 // hooks.json and config.toml.
-func hookVerb(ctx context.Context, args []string, env harness.Env) error {
-	var dir string
-	fset := harness.NewFlags("hook "+Name, env.IO, &dir)
-	timeout := fset.Duration("timeout", DefaultTimeout, "the hook's `timeout` in Codex's hooks.json (the question gets what is left of it, less 5 s); a bare number is seconds")
-	profile := fset.String("profile", "", "pricing `PROFILE` for Codex sessions (default: by provider and model)")
-	install := fset.Bool("install", false, "add the PreCompact and PostCompact hooks to Codex's hooks.json, trust them in its config.toml, and exit")
-	uninstall := fset.Bool("uninstall", false, "remove tollgate's hooks (and their trust entries) from Codex's files and exit")
-	codexHome := fset.String("codex-home", "", "Codex's `DIR` for --install/--uninstall (default $CODEX_HOME, else ~/.codex)")
-	fset.Usage = func() {
-		fmt.Fprintln(env.Stderr, `usage: tollgate hook codex [--home DIR] [--timeout 300s] [--profile NAME]
+func hookVerb() hookio.Verb {
+	var codexHome string
+	codexDir := func() (string, error) {
+		if codexHome != "" {
+			return codexHome, nil
+		}
+		return Dir(os.Getenv)
+	}
+	return hookio.Verb{
+		Name: Name,
+		Usage: `usage: tollgate hook codex [--home DIR] [--timeout 300s] [--profile NAME]
        tollgate hook codex --install [--timeout 300s] [--codex-home DIR]
        tollgate hook codex --uninstall [--codex-home DIR]
 
@@ -55,54 +57,53 @@ Codex CLI's PreCompact hook: reads the hook's JSON on stdin, asks tollgate,
 and prints {"continue":false,"stopReason":"…"} when the compaction is
 declined — Codex then ends the current turn and proposes the compaction
 again on the next one. tollgate not running or malformed input → the
-compaction is allowed.`)
-		fset.PrintDefaults()
+compaction is allowed.`,
+		DefaultTimeout: DefaultTimeout,
+		InstallTimeout: InstallTimeout,
+		TimeoutHelp:    "the hook's `timeout` in Codex's hooks.json (the question gets what is left of it, less 5 s); a bare number is seconds",
+		ProfileHelp:    "pricing `PROFILE` for Codex sessions (default: by provider and model)",
+		InstallHelp:    "add the PreCompact and PostCompact hooks to Codex's hooks.json, trust them in its config.toml, and exit",
+		UninstallHelp:  "remove tollgate's hooks (and their trust entries) from Codex's files and exit",
+		Flags: func(fset *flag.FlagSet) {
+			fset.StringVar(&codexHome, "codex-home", "", "Codex's `DIR` for --install/--uninstall (default $CODEX_HOME, else ~/.codex)")
+		},
+		Run: func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration) {
+			RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: home, Profile: profile, Timeout: timeout})
+		},
+		Uninstall: func(env harness.Env) error {
+			dir, err := codexDir()
+			if err != nil {
+				return err
+			}
+			res, err := Uninstall(dir)
+			switch {
+			case err != nil:
+				return err
+			case res.Removed == 0:
+				fmt.Fprintf(env.Stdout, "tollgate's hooks are not in %s: nothing to remove\n", res.Hooks)
+			default:
+				fmt.Fprintf(env.Stdout, "Removed tollgate's Codex hooks from %s and their trust from config.toml\n", res.Hooks)
+			}
+			return nil
+		},
+		Install: func(env harness.Env, dir, profile string, timeout time.Duration) error {
+			cdir, err := codexDir()
+			if err != nil {
+				return err
+			}
+			res, err := Install(InstallOptions{CodexDir: cdir, Home: dir, Profile: profile, Timeout: timeout})
+			if err != nil {
+				return err
+			}
+			if !res.Changed {
+				fmt.Fprintf(env.Stdout, "tollgate's Codex hooks are already installed and trusted in %s\n", res.Hooks)
+				return nil
+			}
+			fmt.Fprintf(env.Stdout, "Installed tollgate's PreCompact and PostCompact hooks in %s (timeout %ds) and trusted them in %s\n", res.Hooks, res.Seconds, res.Config)
+			fmt.Fprintln(env.Stdout, "Codex reads them at its next start. Declining a compaction ends that Codex turn; Codex proposes it again on the next one.")
+			return nil
+		},
 	}
-	if err := harness.Parse(fset, args); err != nil {
-		return err
-	}
-	if !*install && !*uninstall {
-		tollgateHome, _ := home.ResolveHome(dir)
-		RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: tollgateHome, Profile: *profile, Timeout: *timeout})
-		return nil
-	}
-	codexDir := *codexHome
-	if codexDir == "" {
-		d, err := Dir(os.Getenv)
-		if err != nil {
-			return err
-		}
-		codexDir = d
-	}
-	if *uninstall {
-		res, err := Uninstall(codexDir)
-		switch {
-		case err != nil:
-			return err
-		case res.Removed == 0:
-			fmt.Fprintf(env.Stdout, "tollgate's hooks are not in %s: nothing to remove\n", res.Hooks)
-		default:
-			fmt.Fprintf(env.Stdout, "Removed tollgate's Codex hooks from %s and their trust from config.toml\n", res.Hooks)
-		}
-		return nil
-	}
-	t := InstallTimeout
-	fset.Visit(func(f *flag.Flag) {
-		if f.Name == "timeout" {
-			t = *timeout
-		}
-	})
-	res, err := Install(InstallOptions{CodexDir: codexDir, Home: dir, Profile: *profile, Timeout: t})
-	if err != nil {
-		return err
-	}
-	if !res.Changed {
-		fmt.Fprintf(env.Stdout, "tollgate's Codex hooks are already installed and trusted in %s\n", res.Hooks)
-		return nil
-	}
-	fmt.Fprintf(env.Stdout, "Installed tollgate's PreCompact and PostCompact hooks in %s (timeout %ds) and trusted them in %s\n", res.Hooks, res.Seconds, res.Config)
-	fmt.Fprintln(env.Stdout, "Codex reads them at its next start. Declining a compaction ends that Codex turn; Codex proposes it again on the next one.")
-	return nil
 }
 
 // telemetryVerb is `tollgate telemetry codex`: it prints the [otel] block

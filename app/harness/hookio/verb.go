@@ -1,0 +1,117 @@
+package hookio
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"tollgate/app/harness"
+	"tollgate/app/home"
+	"tollgate/guard/client"
+)
+
+// The events a compaction hook is installed under.
+const (
+	PreCompact  = "PreCompact"
+	PostCompact = "PostCompact"
+)
+
+// CheckEvent checks what every compaction hook's input holds: the event
+// (PreCompact or PostCompact) and the session id. Errors name the field.
+func CheckEvent(event, session string) error {
+	switch {
+	case event != PreCompact && event != PostCompact:
+		return fmt.Errorf("hook_event_name: %q is neither PreCompact nor PostCompact (install the hook under those only)", event)
+	case strings.TrimSpace(session) == "":
+		return errors.New("session_id: missing")
+	case len(session) > 256:
+		return errors.New("session_id: longer than 256 bytes")
+	}
+	return nil
+}
+
+// Dial finds the tollgate of home for a command hook, with a logger of
+// warnings to stderr. When none is running it says so on stderr and
+// reports false: the compaction goes on unguarded (the hook fails open).
+func Dial(home string, stderr io.Writer) (*client.Client, *slog.Logger, bool) {
+	ep, err := client.Discover(home)
+	if err != nil {
+		fmt.Fprintln(stderr, "tollgate is not running (", err, ") — allowing the compaction unguarded")
+		return nil, nil, false
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return client.New(ep, log), log, true
+}
+
+// Verb is the skeleton of a command hook's `tollgate hook NAME`: the hook
+// itself, reading the harness's JSON on stdin, or with --install and
+// --uninstall the edit of the harness's settings. The flags every command
+// hook has (--home, --timeout, --profile, --install, --uninstall) are
+// here; a harness adds its own with Flags.
+type Verb struct {
+	Name string
+	// Usage is printed before the flags on -h and on a wrong flag.
+	Usage string
+	// DefaultTimeout is --timeout's default when the hook runs;
+	// InstallTimeout the timeout --install writes unless --timeout is
+	// given. TimeoutHelp, ProfileHelp, InstallHelp and UninstallHelp are
+	// the flags' help.
+	DefaultTimeout, InstallTimeout                       time.Duration
+	TimeoutHelp, ProfileHelp, InstallHelp, UninstallHelp string
+	// Flags adds the harness's own flags (where its settings live).
+	Flags func(fs *flag.FlagSet)
+	// Run is the hook, with the tollgate home resolved. It never fails.
+	Run func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration)
+	// Install and Uninstall edit the harness's settings, saying what they
+	// did on env.Stdout; dir is --home as given.
+	Install   func(env harness.Env, dir, profile string, timeout time.Duration) error
+	Uninstall func(env harness.Env) error
+}
+
+// Command is the registry's `tollgate hook NAME` that runs the Verb verb
+// makes, a new one (with its own flag values) for every run; a bare number
+// of seconds is taken for --timeout, as the harnesses' settings count it.
+func Command(verb func() Verb) *harness.Command {
+	return &harness.Command{Seconds: []string{"timeout"}, Run: func(ctx context.Context, args []string, env harness.Env) error {
+		return verb().run(ctx, args, env)
+	}}
+}
+
+func (v Verb) run(ctx context.Context, args []string, env harness.Env) error {
+	var dir string
+	fset := harness.NewFlags("hook "+v.Name, env.IO, &dir)
+	timeout := fset.Duration("timeout", v.DefaultTimeout, v.TimeoutHelp)
+	profile := fset.String("profile", "", v.ProfileHelp)
+	install := fset.Bool("install", false, v.InstallHelp)
+	uninstall := fset.Bool("uninstall", false, v.UninstallHelp)
+	if v.Flags != nil {
+		v.Flags(fset)
+	}
+	fset.Usage = func() {
+		fmt.Fprintln(env.Stderr, v.Usage)
+		fset.PrintDefaults()
+	}
+	if err := harness.Parse(fset, args); err != nil {
+		return err
+	}
+	switch {
+	case *uninstall:
+		return v.Uninstall(env)
+	case *install:
+		t := v.InstallTimeout
+		fset.Visit(func(f *flag.Flag) {
+			if f.Name == "timeout" {
+				t = *timeout
+			}
+		})
+		return v.Install(env, dir, *profile, t)
+	}
+	tollgateHome, _ := home.ResolveHome(dir)
+	v.Run(ctx, env, tollgateHome, *profile, *timeout)
+	return nil
+}
