@@ -168,7 +168,7 @@ func (t *refTracer) assistantBlocks(content []byte) int {
 		return 0
 	}
 	n := 0
-	refEachElem(&s, func() {
+	eachElem(&s, func() {
 		var typ, id, name string
 		var input []byte
 		s.Object(func(k []byte) {
@@ -224,7 +224,7 @@ func refUserContent(content []byte, meta bool) (n int, text string, uses []strin
 	case '"':
 		str()
 	case '[':
-		refEachElem(&s, func() {
+		eachElem(&s, func() {
 			var typ, id string
 			s.Object(func(k []byte) {
 				switch string(k) {
@@ -243,7 +243,7 @@ func refUserContent(content []byte, meta bool) (n int, text string, uses []strin
 					case '"':
 						str()
 					case '[':
-						refEachElem(&s, func() {
+						eachElem(&s, func() {
 							s.Object(func(k []byte) {
 								if string(k) == "text" && s.Peek() == '"' {
 									str()
@@ -272,33 +272,6 @@ func refUserContent(content []byte, meta bool) (n int, text string, uses []strin
 	return n, sb.String(), uses
 }
 
-// eachElem walks an array, calling elem for every element that is an
-// object (others are skipped).
-func refEachElem(s *jsonl.Scanner, elem func()) {
-	if !s.Expect('[') {
-		return
-	}
-	if s.Peek() == ']' {
-		s.I++
-		return
-	}
-	for s.Err == nil {
-		if s.Peek() == '{' {
-			elem()
-		} else {
-			s.Skip()
-		}
-		switch s.Peek() {
-		case ',':
-			s.I++
-		case ']':
-			s.I++
-			return
-		default:
-			s.Fail("want ',' or ']' in an array")
-		}
-	}
-}
 
 // traceLogReordered and traceLogMetaLast are traceLog with each line's
 // fields in other orders: the tool result before the message, the type
