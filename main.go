@@ -34,16 +34,18 @@ usage:
   tollgate quote [--format json|text] [FILE|-]       price a rewrite request body
   tollgate simulate [--window 32k,128k,512k] [--steps 60] [--order both] [--mode auto]
                                                      a scripted session through the API: both rewrite orders compared
-  tollgate import [--harness claude-code|dsh|codex] [--watch] [PATH…]
+  tollgate import [--harness {harnesses}] [--watch] [PATH…]
                                                      import session logs (default: the harnesses' own folders)
   tollgate price FILE [--fold N] [--format text|json] predicted vs billed cold tokens of each fold in a log
   tollgate breaks [--days N] [--session ID] [--format json|text]
                                                      the cache-break ledger: where the prefix cache went, why, and its cost
-  tollgate hook claude-code [--install|--uninstall]  Claude Code's PreCompact hook (reads the hook JSON on stdin)
-  tollgate hook opencode --install|--uninstall       write (or remove) the OpenCode plugin in OpenCode's plugins folder
-  tollgate ext reasonix [--install]                  DeepSeek-Reasonix extension sidecar (JSON-RPC on stdio)
-  tollgate telemetry claude-code|codex|gemini [--install|--uninstall]
-                                                     point Claude Code's OpenTelemetry export at tollgate (live usage)
+  tollgate hook {hook} [--install|--uninstall]
+                                                     a harness's compaction hook (reads the hook JSON on stdin),
+                                                     or its install into the harness's settings
+  tollgate ext {ext} [--install]
+                                                     a harness's extension sidecar (JSON-RPC on stdio)
+  tollgate telemetry {telemetry} [--install|--uninstall]
+                                                     point a harness's OpenTelemetry export at tollgate (live usage)
   tollgate doctor [--home DIR] [--json]              check what the guard needs; prints the fix for each problem
   tollgate install --user [--autostart] [--uninstall]
                                                      install this binary, menu entry and icons for this user
@@ -69,7 +71,7 @@ func run(args []string, stdio cli.IO) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stdio.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if len(args) == 0 || len(args[0]) > 0 && args[0][0] == '-' {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fmt.Fprint(stdio.Stdout, usage)
+			fmt.Fprint(stdio.Stdout, cli.Usage(usage))
 			return 0
 		}
 		return runWindow(args, stdio)
@@ -82,10 +84,10 @@ func run(args []string, stdio cli.IO) int {
 			fmt.Fprintln(stdio.Stdout, "tollgate", version)
 			return 0
 		case "help", "-h", "--help":
-			fmt.Fprint(stdio.Stdout, usage)
+			fmt.Fprint(stdio.Stdout, cli.Usage(usage))
 			return 0
 		}
-		fmt.Fprintf(stdio.Stderr, "tollgate: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(stdio.Stderr, "tollgate: unknown command %q\n\n%s", cmd, cli.Usage(usage))
 		return 2
 	}
 	// Ctrl-C and SIGTERM end the verb's context: a command closes what it

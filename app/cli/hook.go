@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tollgate/app/harness"
+	"tollgate/app/importer"
 )
 
 // Hook is `tollgate hook HARNESS`: a harness's hook entry point, the Hook
@@ -84,4 +85,25 @@ func secondsToDuration(args []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// Usage fills the harness names into the top-level usage text: {harnesses}
+// (the log formats, for --harness), {hook}, {ext} and {telemetry} (the
+// integrations with that verb), each joined by "|", from the registries.
+func Usage(text string) string {
+	names := func(command func(harness.Integration) *harness.Command) string {
+		var out []string
+		for _, in := range harness.Registered() {
+			if command(in) != nil {
+				out = append(out, in.Name)
+			}
+		}
+		return strings.Join(out, "|")
+	}
+	return strings.NewReplacer(
+		"{harnesses}", strings.Join(importer.Harnesses(), "|"),
+		"{hook}", names(func(in harness.Integration) *harness.Command { return in.Hook }),
+		"{ext}", names(func(in harness.Integration) *harness.Command { return in.Ext }),
+		"{telemetry}", names(func(in harness.Integration) *harness.Command { return in.Telemetry }),
+	).Replace(text)
 }
