@@ -16,7 +16,7 @@
 //     input still pending; the envelope is the cached prefix of the first
 //     request after the last fold, else the smallest non-zero cache read;
 //     what the request after the compaction re-reads in full comes from
-//     the fold predictor (app/importer/ccfold: the summary as the
+//     the fold predictor (ccfold: the summary as the
 //     checkpoint, restored files and the base as restoredTokens, the band
 //     and parts as the request's prediction);
 //  4. ask (session "claude-code:<session_id>", turn = prompt_id, deadline =
