@@ -55,7 +55,7 @@ var depRules = []depRule{
 	{pattern: "app/harness/gemini", module: []string{"app/harness", "app/importer", "app/importer/jsonl", "app/home", "guard/api", "pricing"}},
 	{pattern: "app/harness/opencode/ocdb", module: []string{"app/importer", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
 	// The command-hook skeleton the Claude Code and Codex hooks share.
-	{pattern: "app/harness/hookio", module: []string{"app/harness", "app/home", "guard/api", "guard/client"}},
+	{pattern: "app/harness/hookio", module: []string{"app/harness", "app/home", "app/importer", "guard/api", "guard/client"}},
 	{pattern: "app/harness/claudecode", module: []string{"app/harness", "app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/harness/claudecode/ccfold", "app/harness/claudecode/cclog", "app/home"}},
 	{pattern: "app/harness/reasonix", module: []string{"app/harness", "guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/harness/codex", module: []string{"app/harness", "app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/harness/codex/cxlog", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},

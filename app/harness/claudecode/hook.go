@@ -36,7 +36,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -191,24 +190,10 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput,
 // recorded request then yields the actual cold tokens beside the
 // prediction).
 func reportClaudeCompaction(ctx context.Context, c *client.Client, in hookInput) error {
-	session := importer.SessionID(Name, in.SessionID)
-	var series api.Series
-	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
-		return err
-	}
-	pick := -1
-	for i, f := range series.Folds {
-		if f.Source != "api" || f.Decision != api.Allow || f.Applied != nil {
-			continue
-		}
-		if pick < 0 || f.Turn == in.PromptID || series.Folds[pick].Turn != in.PromptID {
-			pick = i
-		}
-	}
-	if pick < 0 {
-		return nil // compacted unasked (tollgate was not running), or already reported
-	}
-	return c.Outcome(ctx, series.Folds[pick].Rewrite, true, "")
+	// The last fold of this prompt, else the last of the session.
+	return hookio.ReportLanded(ctx, c, importer.SessionID(Name, in.SessionID), func(f, taken *api.Fold) bool {
+		return taken == nil || f.Turn == in.PromptID || taken.Turn != in.PromptID
+	})
 }
 
 func claudeBlockReason(d api.Decision, trigger string) string {
@@ -346,8 +331,7 @@ func recordUsage(ctx context.Context, c *client.Client, session, path string, tr
 func requestsOf(recs []importer.Record, out []client.Request) []client.Request {
 	for _, rec := range recs {
 		if q := rec.Request; q != nil {
-			out = append(out, client.Request{RequestID: q.ID, Model: q.Model, Purpose: q.Purpose, Thread: q.Thread, StartedBy: q.StartedBy,
-				At: api.At(q.At), Usage: api.Report(q.Usage)})
+			out = append(out, hookio.Report(q))
 		}
 	}
 	return out

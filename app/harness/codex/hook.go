@@ -43,7 +43,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -350,9 +349,9 @@ func recordUsage(ctx context.Context, c *client.Client, session string, ro rollo
 			log.Warn("recording Codex usage cut short to leave the question its time; the rest is recorded later", "session", session, "unrecorded", left)
 			return
 		}
-		r := client.Request{RequestID: q.ID, Harness: Name, Title: ro.Session.Title, Profile: profile, Provider: q.Provider, Model: q.Model,
-			Purpose: q.Purpose, Thread: q.Thread, StartedBy: q.StartedBy, At: api.At(q.At), Usage: api.Report(q.Usage),
-			ContextWindow: window, ThresholdTokens: threshold}
+		r := hookio.Report(q)
+		r.Harness, r.Title, r.Profile = Name, ro.Session.Title, profile
+		r.ContextWindow, r.ThresholdTokens = window, threshold
 		if _, err := c.RecordRequest(ctx, session, r); err != nil {
 			log.Warn("recording Codex usage", "session", session, "err", err)
 			return // tollgate is gone or refuses: the rest would fare no better
@@ -363,30 +362,14 @@ func recordUsage(ctx context.Context, c *client.Client, session string, ro rollo
 // reportCompaction handles PostCompact: the compaction this turn was
 // allowed has landed, so its rewrite's outcome is applied.
 func reportCompaction(ctx context.Context, c *client.Client, in hookInput) error {
-	session := importer.SessionID(Name, in.SessionID)
-	var series api.Series
-	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
-		return err
-	}
 	// The last allowed, unreported fold of this turn: PostCompact follows
 	// the PreCompact of the same turn_id, so a fold of another turn (one
 	// whose compaction never came, say Codex was killed) is not this one
 	// and stays unreported. Only input without a turn_id falls back to the
 	// last such fold of the session.
-	pick := -1
-	for i, f := range series.Folds {
-		if f.Source != "api" || f.Decision != api.Allow || f.Applied != nil {
-			continue
-		}
-		if in.TurnID != "" && f.Turn != in.TurnID {
-			continue
-		}
-		pick = i
-	}
-	if pick < 0 {
-		return nil // compacted unasked (tollgate was not running), or already reported
-	}
-	return c.Outcome(ctx, series.Folds[pick].Rewrite, true, "")
+	return hookio.ReportLanded(ctx, c, importer.SessionID(Name, in.SessionID), func(f, _ *api.Fold) bool {
+		return in.TurnID == "" || f.Turn == in.TurnID
+	})
 }
 
 // autoCompact is the context window and the auto-compaction threshold

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
 	"tollgate/app/harness"
 	"tollgate/app/home"
+	"tollgate/app/importer"
+	"tollgate/guard/api"
 	"tollgate/guard/client"
 )
 
@@ -114,4 +117,39 @@ func (v Verb) run(ctx context.Context, args []string, env harness.Env) error {
 	tollgateHome, _ := home.ResolveHome(dir)
 	v.Run(ctx, env, tollgateHome, *profile, *timeout)
 	return nil
+}
+
+// Report is a parsed request as a command hook records it over the API
+// (folds are left to `tollgate import`); the hook adds what its harness
+// knows of the session (harness, profile, window, threshold).
+func Report(q *importer.Request) client.Request {
+	return client.Request{RequestID: q.ID, Provider: q.Provider, Model: q.Model, Purpose: q.Purpose, Thread: q.Thread, StartedBy: q.StartedBy,
+		At: api.At(q.At), Usage: api.Report(q.Usage)}
+}
+
+// ReportLanded handles a PostCompact: the compaction a question allowed
+// has landed, so its rewrite's outcome is applied (the next recorded
+// request then yields the actual cold tokens beside the prediction). Of
+// the session's allowed folds not yet reported, it takes the last one
+// better accepts over the one taken so far (nil at the first); none:
+// compacted unasked (tollgate was not running), or reported already.
+func ReportLanded(ctx context.Context, c *client.Client, session string, better func(f, taken *api.Fold) bool) error {
+	var series api.Series
+	if err := c.Get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/series", &series); err != nil {
+		return err
+	}
+	var taken *api.Fold
+	for i := range series.Folds {
+		f := &series.Folds[i]
+		if f.Source != "api" || f.Decision != api.Allow || f.Applied != nil {
+			continue
+		}
+		if better(f, taken) {
+			taken = f
+		}
+	}
+	if taken == nil {
+		return nil
+	}
+	return c.Outcome(ctx, taken.Rewrite, true, "")
 }
