@@ -221,16 +221,12 @@ func loadRewrites(ctx context.Context, q querier, session string) ([]rewriteRef,
 	if err != nil {
 		return nil, fmt.Errorf("reading the rewrites of %q: %w", session, err)
 	}
-	defer rows.Close()
-	var out []rewriteRef
-	for rows.Next() {
-		var r rewriteRef
+	return collect(rows, func(rows *sql.Rows) (r rewriteRef, err error) {
 		if err := rows.Scan(&r.seq, &r.id); err != nil {
-			return nil, fmt.Errorf("reading the rewrites of %q: %w", session, err)
+			return r, fmt.Errorf("reading the rewrites of %q: %w", session, err)
 		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		return r, nil
+	})
 }
 
 // lastRewriteIn is the last of rws (in order) recorded in [from, to): the
@@ -304,13 +300,12 @@ func rebuildBreaksTx(ctx context.Context, q *stmtTx, session string) error {
 	if err != nil {
 		return fmt.Errorf("rebuilding the breaks of %q: %w", session, err)
 	}
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		var r storage.Request
 		var seq, at, stored int64
 		u := &r.Usage
 		if err := rows.Scan(&seq, &at, &r.Thread, &r.StartedBy, &r.Provider, &r.Model, &u.Input, &u.CacheRead, &u.CacheWrite, &u.CacheWrite1h,
 			&r.Prices, &r.TTLSeconds, &stored); err != nil {
-			rows.Close()
 			return fmt.Errorf("rebuilding the breaks of %q: %w", session, err)
 		}
 		r.At = time.UnixMilli(at)
@@ -328,9 +323,9 @@ func rebuildBreaksTx(ctx context.Context, q *stmtTx, session string) error {
 		if b, ok := ledger.Add(lr); ok {
 			breaks = append(breaks, storage.BreakOf(session, b))
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, f := range fixes {
@@ -359,16 +354,7 @@ func (db *DB) RebuildBreaks(ctx context.Context, session string) error {
 		if err != nil {
 			return fmt.Errorf("rebuilding breaks: %w", err)
 		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if ids, err = collect(rows, scanValue[string]); err != nil {
 			return err
 		}
 	}
@@ -413,16 +399,16 @@ func (db *DB) SessionBreaks(ctx context.Context, session string) (storage.Sessio
 	if err != nil {
 		return out, fmt.Errorf("reading breaks of %q: %w", session, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		b, err := scanBreak(rows)
 		if err != nil {
-			return out, fmt.Errorf("reading breaks of %q: %w", session, err)
+			return fmt.Errorf("reading breaks of %q: %w", session, err)
 		}
 		b.Session = ""
 		out.Breaks = append(out.Breaks, b)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // BreakSummary sums the breaks since a time: per cause, per cause and what
@@ -436,11 +422,10 @@ func (db *DB) BreakSummary(ctx context.Context, since time.Time, limit int) (sto
 		return out, fmt.Errorf("summing breaks: %w", err)
 	}
 	byCause := map[string]*pricing.CauseTotal{}
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		var s storage.BreakCauseStarted
 		if err := rows.Scan(&s.Cause, &s.StartedBy, &s.Breaks, &s.RebilledTokens, &s.PremiumUSD); err != nil {
-			rows.Close()
-			return out, fmt.Errorf("summing breaks: %w", err)
+			return fmt.Errorf("summing breaks: %w", err)
 		}
 		out.ByStart = append(out.ByStart, s)
 		c := byCause[s.Cause]
@@ -454,9 +439,9 @@ func (db *DB) BreakSummary(ctx context.Context, since time.Time, limit int) (sto
 		out.Breaks += s.Breaks
 		out.RebilledTokens += s.RebilledTokens
 		out.PremiumUSD += s.PremiumUSD
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return out, err
 	}
 	for _, c := range pricing.BreakCauses {
@@ -472,13 +457,13 @@ func (db *DB) BreakSummary(ctx context.Context, since time.Time, limit int) (sto
 	if err != nil {
 		return out, fmt.Errorf("summing breaks per session: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		var s storage.BreakSession
 		if err := rows.Scan(&s.Session, &s.Title, &s.Harness, &s.Breaks, &s.RebilledTokens, &s.PremiumUSD, &s.TopCause); err != nil {
-			return out, fmt.Errorf("summing breaks per session: %w", err)
+			return fmt.Errorf("summing breaks per session: %w", err)
 		}
 		out.Sessions = append(out.Sessions, s)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }

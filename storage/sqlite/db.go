@@ -84,8 +84,8 @@ func dsn(path string) string {
 
 // pageCache: SQLite's page cache is private memory beside the kernel's
 // cache of the same file, so every page it holds counts twice. At 16 MB a
-// connection, the import's writer kept the whole 14 MB database of issue
-// 17's 1× corpus in it (the import's peak RSS 92 MB, ccusage's 79-83). At
+// connection, the import's writer keeps the whole 14 MB database of the
+// 1× bench corpus in it (the import's peak RSS 92 MB, ccusage's 79-83). At
 // 2 MB a page it drops is read back from the kernel's cache with a pread
 // (~5,600 more a 1× import) and a large group spills some dirty pages to
 // the WAL early (~1,800 more frames): the import's CPU stays within noise
@@ -104,9 +104,9 @@ func (c connector) Driver() driver.Driver                        { return c.drv 
 // connect is the connections' ConnectHook. temp_store=MEMORY keeps
 // SQLite's statement journals and savepoint journals in memory: an import
 // stores each file in a savepoint (StoreImports), and with the default
-// (temporary files) every page a file's rows touched was first copied to
-// a journal file, a pwrite each — half of the 37,000 pwrite calls of
-// issue 17's 295 MB import. Those journals only undo a statement or a
+// (temporary files) every page a file's rows touch is first copied to a
+// journal file, a pwrite each — half of the 37,000 pwrite calls of the
+// 295 MB bench import. Those journals only undo a statement or a
 // savepoint inside an open transaction; what is committed is in the WAL
 // either way, so durability is unchanged.
 func connect(c *sqlite3.SQLiteConn) error {
@@ -263,8 +263,7 @@ func checkApplied(ctx context.Context, tx *sql.Tx, path string, ms []Migration) 
 	if err != nil {
 		return fmt.Errorf("reading applied migrations: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, func(rows *sql.Rows) error {
 		var v int
 		var name string
 		if err := rows.Scan(&v, &name); err != nil {
@@ -277,8 +276,8 @@ func checkApplied(ctx context.Context, tx *sql.Tx, path string, ms []Migration) 
 			}
 			return fmt.Errorf("database %s: migration %d was applied as %q, but this tollgate's is %q: the database comes from another build; move it aside (tollgate starts a new one)", path, v, name, want)
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns nil when it says ok.
@@ -291,18 +290,15 @@ func integrityCheck(ctx context.Context, q *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("integrity check: %w", err)
 	}
-	defer rows.Close()
 	var problems []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return fmt.Errorf("integrity check: %w", err)
-		}
-		if s != "ok" && len(problems) < 3 {
+	err = eachRow(rows, func(rows *sql.Rows) error {
+		s, err := scanValue[string](rows)
+		if err == nil && s != "ok" && len(problems) < 3 {
 			problems = append(problems, s)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("integrity check: %w", err)
 	}
 	if len(problems) > 0 {

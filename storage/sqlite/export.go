@@ -26,8 +26,7 @@ func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(stor
 	if err != nil {
 		return fmt.Errorf("exporting requests: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, func(rows *sql.Rows) error {
 		var r storage.ExportedRequest
 		var at int64
 		var offPeak int
@@ -36,7 +35,7 @@ func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(stor
 			&r.Usage.Input, &r.Usage.CacheRead, &r.Usage.CacheWrite, &r.Usage.CacheWrite1h, &r.Usage.Output, &r.ContextTokens,
 			&c[0], &c[1], &c[2], &c[3], &c[4], &r.Prices, &r.PricedBy, &offPeak); err != nil {
 			skipRow("export", err)
-			continue
+			return nil
 		}
 		var bad badFields
 		r.At = bad.time("at", at)
@@ -44,14 +43,11 @@ func (db *DB) ExportRequests(ctx context.Context, sessionID string, fn func(stor
 		r.Cost.Output, r.Cost.Total = bad.usd("cost.output", c[3]), bad.usd("cost.total", c[4])
 		if err := bad.err("request", r.Session+" "+r.RequestID); err != nil {
 			skipRow("export", err)
-			continue
+			return nil
 		}
 		r.OffPeak = offPeak == 1
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(r)
+	})
 }
 
 // ExportRewrites calls fn for every rewrite of a session ("" = all), as folds.
@@ -67,18 +63,14 @@ func (db *DB) ExportRewrites(ctx context.Context, sessionID string, fn func(stor
 	if err != nil {
 		return fmt.Errorf("exporting rewrites: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, func(rows *sql.Rows) error {
 		r, err := scanRewrite(rows)
 		if err != nil {
 			skipRow("export", err)
-			continue
+			return nil
 		}
-		if err := fn(storage.FoldOf(r)); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(storage.FoldOf(r))
+	})
 }
 
 // Repriced is a stored request priced again: its cost, the prices and the

@@ -97,18 +97,21 @@ func (db *DB) ImportStates(ctx context.Context) (map[string]ImportState, error) 
 	if err != nil {
 		return nil, fmt.Errorf("reading imports: %w", err)
 	}
-	defer rows.Close()
 	out := map[string]ImportState{}
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		var s ImportState
 		var at int64
 		if err := rows.Scan(&s.Path, &s.Harness, &s.SessionID, &s.Size, &s.Offset, &s.HeadHash, &s.State, &at); err != nil {
-			return nil, fmt.Errorf("reading imports: %w", err)
+			return fmt.Errorf("reading imports: %w", err)
 		}
 		s.ImportedAt = time.UnixMilli(at).UTC()
 		out[s.Path] = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ImportStateOf returns one file's imports row; ok is false when the file
@@ -156,9 +159,10 @@ func (db *DB) StoreImports(ctx context.Context, batches []ImportBatch) (stats []
 	// The statements run without the caller's cancellation: given a
 	// context that can end, mattn/go-sqlite3 starts a goroutine per
 	// statement to interrupt it, and an import runs several statements a
-	// row (issue 17's strace: 85,000 futex calls, a third of the import's
-	// time in the kernel). The passes look at ctx between rows instead, so
-	// a cancelled import still stops within one row and rolls back.
+	// row (85,000 futex calls on the 295 MB bench corpus, a third of the
+	// import's time in the kernel). The passes look at ctx between rows
+	// instead, so a cancelled import still stops within one row and rolls
+	// back.
 	cancel := ctx
 	ctx = context.WithoutCancel(ctx)
 	q := db.stmts(tx)
@@ -241,13 +245,6 @@ type importTx struct {
 	// fresh: the pass is the file's first (nothing of it stored before).
 	fresh bool
 }
-
-const insertImportedRequest = `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
-	input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-	cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, import_key,
-	thread, started_by, ttl_seconds, cache_ttl, via, message_uuid)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT(session_id, request_id) DO NOTHING`
 
 // storeImportTx stores one pass; ctx runs the statements, cancel (the
 // caller's context) is looked at before each row.
@@ -385,10 +382,7 @@ func (it *importTx) request(r storage.Request) error {
 			return err
 		}
 	}
-	res, err := it.q.ExecContext(it.ctx, insertImportedRequest, r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
-		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, u.Prompt(),
-		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak), it.key,
-		r.Thread, r.StartedBy, r.TTLSeconds, j.next.TTLSeconds, r.Via, r.MessageUUID)
+	res, err := it.q.ExecContext(it.ctx, insertRequest, requestArgs(&r, seq, it.key, j.next.TTLSeconds)...)
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)
 	}
@@ -487,7 +481,7 @@ func (it *importTx) update(r storage.Request, t *sessionTally) error {
 		if _, err := it.q.ExecContext(it.ctx, `UPDATE requests SET purpose = ?, thread = ? WHERE id = ?`, r.Purpose, r.Thread, id); err != nil {
 			return fmt.Errorf("updating purpose: %w", err)
 		}
-		// It was no main-conversation request: a fold it closed waits again.
+		// It is no main-conversation request: a fold it closed waits again.
 		res, err := it.q.ExecContext(it.ctx, `UPDATE rewrites SET actual_cold = NULL, actual_seq = NULL WHERE session_id = ? AND actual_seq = ?`,
 			r.Session.ID, seq)
 		if err != nil {
@@ -643,17 +637,13 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 	if err != nil {
 		return fmt.Errorf("reading folds of %q: %w", session, err)
 	}
-	var folds []fold
-	for rows.Next() {
-		var f fold
+	folds, err := collect(rows, func(rows *sql.Rows) (f fold, err error) {
 		if err := rows.Scan(&f.id, &f.at, &f.kind, &f.actualSeq, &f.sc.Input, &f.sc.CacheRead, &f.sc.CacheWrite, &f.sc.Output, &f.sc.CostUSD, &f.cost); err != nil {
-			rows.Close()
-			return fmt.Errorf("reading folds of %q: %w", session, err)
+			return f, fmt.Errorf("reading folds of %q: %w", session, err)
 		}
-		folds = append(folds, f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return f, nil
+	})
+	if err != nil {
 		return err
 	}
 	if len(folds) == 0 {
@@ -665,11 +655,10 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 	if err != nil {
 		return fmt.Errorf("reading summary calls of %q: %w", session, err)
 	}
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		var at int64
 		var c storage.SummaryCall
 		if err := rows.Scan(&at, &c.Input, &c.CacheRead, &c.CacheWrite, &c.Output, &c.CostUSD); err != nil {
-			rows.Close()
 			return err
 		}
 		i := sort.Search(len(folds), func(i int) bool { return folds[i].at >= at })
@@ -684,9 +673,9 @@ func linkFoldsTx(ctx context.Context, q *stmtTx, session string) error {
 			s.Output += c.Output
 			s.CostUSD += c.CostUSD
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for i, f := range folds {
@@ -734,22 +723,13 @@ func (it *importTx) saveState(s ImportState) error {
 // re-totals the sessions those rows belonged to, as if they had never been
 // stored.
 func (it *importTx) restart() error {
-	var sessions []string
 	rows, err := it.tx.QueryContext(it.ctx, `SELECT DISTINCT session_id FROM requests WHERE import_key = ?
 		UNION SELECT DISTINCT session_id FROM rewrites WHERE import_key = ?`, it.key, it.key)
 	if err != nil {
 		return fmt.Errorf("finding the file's rows: %w", err)
 	}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			rows.Close()
-			return err
-		}
-		sessions = append(sessions, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	sessions, err := collect(rows, scanValue[string])
+	if err != nil {
 		return err
 	}
 	res, err := it.q.ExecContext(it.ctx, "DELETE FROM requests WHERE import_key = ?", it.key)
@@ -788,17 +768,11 @@ func renumberSessionTx(ctx context.Context, q *stmtTx, tx *sql.Tx, session strin
 		return fmt.Errorf("renumbering %q: %w", session, err)
 	}
 	type row struct{ id, seq int64 }
-	var reqs []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.id, &r.seq); err != nil {
-			rows.Close()
-			return err
-		}
-		reqs = append(reqs, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	reqs, err := collect(rows, func(rows *sql.Rows) (r row, err error) {
+		err = rows.Scan(&r.id, &r.seq)
+		return r, err
+	})
+	if err != nil {
 		return err
 	}
 	newSeq := make(map[int64]int64, len(reqs)) // old seq → new seq
@@ -819,17 +793,11 @@ func renumberSessionTx(ctx context.Context, q *stmtTx, tx *sql.Tx, session strin
 		seq    int64
 		actual sql.NullInt64
 	}
-	var rws []rw
-	for rows.Next() {
-		var r rw
-		if err := rows.Scan(&r.id, &r.seq, &r.actual); err != nil {
-			rows.Close()
-			return err
-		}
-		rws = append(rws, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	rws, err := collect(rows, func(rows *sql.Rows) (r rw, err error) {
+		err = rows.Scan(&r.id, &r.seq, &r.actual)
+		return r, err
+	})
+	if err != nil {
 		return err
 	}
 	for _, r := range rws {

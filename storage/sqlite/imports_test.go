@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -77,17 +78,15 @@ func dump(t *testing.T, db *DB, query string) table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
 	cols, _ := rows.Columns()
-	var out table
-	for rows.Next() {
+	out, err := collect(rows, func(rows *sql.Rows) (string, error) {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 		var b strings.Builder
 		for i, v := range vals {
@@ -99,7 +98,10 @@ func dump(t *testing.T, db *DB, query string) table {
 			}
 			fmt.Fprintf(&b, "%s=%v ", cols[i], v)
 		}
-		out = append(out, b.String())
+		return b.String(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

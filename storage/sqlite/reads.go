@@ -86,9 +86,8 @@ func (db *DB) Sessions(ctx context.Context, limit int, before string) (storage.S
 	if err != nil {
 		return storage.SessionList{}, fmt.Errorf("listing sessions: %w", err)
 	}
-	defer rows.Close()
 	list := storage.SessionList{Sessions: []storage.Session{}}
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		s, err := scanSession(rows)
 		var bad *BadRowError
 		if errors.As(err, &bad) {
@@ -96,11 +95,12 @@ func (db *DB) Sessions(ctx context.Context, limit int, before string) (storage.S
 			slog.Warn("storage: a stored session has values out of range; listed with them zeroed", "err", err)
 		} else if err != nil {
 			skipRow("sessions", err)
-			continue
+			return nil
 		}
 		list.Sessions = append(list.Sessions, s)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return list, fmt.Errorf("listing sessions: %w", err)
 	}
 	if len(list.Sessions) > limit {
@@ -164,26 +164,26 @@ func (db *DB) Series(ctx context.Context, id string) (storage.Series, error) {
 	if err != nil {
 		return out, fmt.Errorf("reading series of %q: %w", id, err)
 	}
-	defer rows.Close()
 	out.Points = make(storage.Points, 0, s.Requests)
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		var p storage.Point
 		var at int64
 		var cost sql.NullFloat64
 		if err := rows.Scan(&p.Seq, &at, &p.Purpose, &p.ContextTokens, &p.Input, &p.CacheRead, &p.CacheWrite, &p.CacheWrite1h, &p.Output, &cost); err != nil {
 			skipRow("series of "+strconv.Quote(id), err)
-			continue
+			return nil
 		}
 		var bad badFields
 		p.At = bad.time("at", at)
 		p.CostUSD = bad.usd("costUSD", cost)
 		if err := bad.err("request", id+" #"+strconv.FormatInt(p.Seq, 10)); err != nil {
 			skipRow("series of "+strconv.Quote(id), err)
-			continue
+			return nil
 		}
 		out.Points = append(out.Points, p)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return out, fmt.Errorf("reading series of %q: %w", id, err)
 	}
 	rws, err := db.SessionRewrites(ctx, id)
@@ -231,16 +231,15 @@ func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since ti
 	if err != nil {
 		return out, fmt.Errorf("summing spend by %s: %w", by, err)
 	}
-	defer rows.Close()
 	buckets := map[string]*storage.SpendRow{}
 	var order []string
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		var k string
 		var r storage.SpendRow
 		var premium, compactionHit, compactionOut float64
 		if err := rows.Scan(&k, &r.Requests, &r.Tokens.Input, &r.Tokens.CacheRead, &r.Tokens.CacheWrite, &r.Tokens.CacheWrite1h, &r.Tokens.Output,
 			&r.CacheReadUSD, &r.ColdInputUSD, &r.OutputUSD, &r.TotalUSD, &premium, &compactionHit, &compactionOut); err != nil {
-			return out, fmt.Errorf("reading spend: %w", err)
+			return err
 		}
 		// Move the premium out of the stacks it was counted in, so the
 		// four stacks still add up to the total.
@@ -260,8 +259,9 @@ func (db *DB) Spend(ctx context.Context, by string, loc *time.Location, since ti
 		}
 		addSpend(b, r)
 		addSpend(&out.Totals, r)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return out, fmt.Errorf("reading spend: %w", err)
 	}
 	sort.Strings(order)

@@ -20,7 +20,8 @@ import (
 func (db *DB) RecordRequest(ctx context.Context, r storage.Request) (storage.StoredRequest, error) {
 	// Once queued, a job runs and is answered whatever its context does
 	// (groupWriter.submit): its statements run without the cancellation,
-	// which saves mattn/go-sqlite3's goroutine per statement (issue 17).
+	// which saves mattn/go-sqlite3's goroutine per statement (StoreImports
+	// does the same).
 	run := context.WithoutCancel(ctx)
 	res, err := db.writer.submitRecord(ctx, func(tx querier) (any, error) {
 		return recordRequestTx(run, tx, r)
@@ -83,6 +84,29 @@ ON CONFLICT(id) DO UPDATE SET `+sessionMetaUpdate,
 		return fmt.Errorf("saving session %q: %w", m.ID, err)
 	}
 	return nil
+}
+
+// insertRequest stores one request, recorded over the API or imported
+// (requestArgs gives its arguments). A request id the session has already
+// stored inserts nothing: each caller tells a retry by RowsAffected and
+// does what a retry means to it.
+const insertRequest = `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
+	input, cache_read, cache_write, cache_write_1h, output, context_tokens,
+	cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, import_key,
+	thread, started_by, ttl_seconds, cache_ttl, via, message_uuid)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT(session_id, request_id) DO NOTHING`
+
+// requestArgs are insertRequest's arguments for r as request seq of its
+// session: importKey is the imported file's ImportKey (nil, stored as NULL,
+// for a request recorded over the API), cacheTTL the cache lifetime the
+// ledger hands on to the next request (judgement.next).
+func requestArgs(r *storage.Request, seq int64, importKey any, cacheTTL int64) []any {
+	u := r.Usage
+	return []any{r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
+		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, u.Prompt(),
+		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak), importKey,
+		r.Thread, r.StartedBy, r.TTLSeconds, cacheTTL, r.Via, r.MessageUUID}
 }
 
 func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storage.StoredRequest, error) {
@@ -155,15 +179,7 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 	// retried request id inserts nothing and leaves the ledger as it was
 	// (the foreign key to sessions is deferred to COMMIT, so the session
 	// is created when the transaction's requests are written to it).
-	res, err := tx.ExecContext(ctx, `INSERT INTO requests (session_id, request_id, seq, at, purpose, turn, engine, profile, provider, model,
-		input, cache_read, cache_write, cache_write_1h, output, context_tokens,
-		cost_input, cost_cache_read, cost_cache_write, cost_output, cost_usd, prices, priced_by, off_peak, thread, started_by, ttl_seconds, cache_ttl, via, message_uuid)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session_id, request_id) DO NOTHING`,
-		r.Session.ID, r.RequestID, seq, r.At.UnixMilli(), r.Purpose, r.Turn, r.Engine, r.Profile, r.Provider, r.Model,
-		u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, contextTokens,
-		r.Cost.Input, r.Cost.CacheRead, r.Cost.CacheWrite, r.Cost.Output, r.Cost.Total, r.Prices, r.PricedBy, boolInt(r.OffPeak),
-		r.Thread, r.StartedBy, r.TTLSeconds, j.next.TTLSeconds, r.Via, r.MessageUUID)
+	res, err := tx.ExecContext(ctx, insertRequest, requestArgs(&r, seq, nil, j.next.TTLSeconds)...)
 	if err != nil {
 		return storage.StoredRequest{}, fmt.Errorf("inserting request: %w", err)
 	}
@@ -221,10 +237,10 @@ func recordRequestTx(ctx context.Context, tx querier, r storage.Request) (storag
 
 // recordedSession is what a transaction's recorded requests change in
 // their session's row. A row written once per transaction instead of once
-// per request (the upsert and its index entries were a third of a
-// recorded request's cost) ends the same as the requests' one-by-one
-// upserts did: sessionMetaUpdate applied to the gathered fields gives
-// what applying it to each request in turn gave.
+// per request (the upsert and its index entries would be a third of a
+// recorded request's cost) ends the same as one-by-one upserts would:
+// sessionMetaUpdate applied to the gathered fields gives what applying it
+// to each request in turn gives.
 type recordedSession struct {
 	read         bool  // the row was read in this transaction
 	awaitingRead bool  // that read found a rewrite waiting for its actual cold tokens, not yet acted on

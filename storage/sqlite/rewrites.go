@@ -194,17 +194,17 @@ func (db *DB) SessionRewrites(ctx context.Context, sessionID string) ([]storage.
 	if err != nil {
 		return nil, fmt.Errorf("listing rewrites of %q: %w", sessionID, err)
 	}
-	defer rows.Close()
 	var out []storage.Rewrite
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		r, err := scanRewrite(rows)
 		if err != nil {
 			skipRow("rewrites of "+strconv.Quote(sessionID), err)
-			continue
+			return nil
 		}
 		out = append(out, r)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // ExpirePending declines rewrites a previous process left pending: nobody
@@ -239,16 +239,19 @@ func (db *DB) SessionModes(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading session modes: %w", err)
 	}
-	defer rows.Close()
 	out := map[string]string{}
-	for rows.Next() {
+	err = eachRow(rows, func(rows *sql.Rows) error {
 		var id, mode string
 		if err := rows.Scan(&id, &mode); err != nil {
-			return nil, fmt.Errorf("reading session modes: %w", err)
+			return fmt.Errorf("reading session modes: %w", err)
 		}
 		out[id] = mode
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func nullInt(p *int64) any {

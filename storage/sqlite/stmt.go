@@ -10,7 +10,7 @@ import (
 // before every run (sqlite3_clear_bindings), and SQLite marks a statement
 // expired when bindings are cleared whose values its planner looked at —
 // which it does for an equality on a parameter in a query with ORDER BY —
-// so such a statement was compiled again on every run: 25-40 µs instead
+// so such a statement would be compiled again on every run: 25-40 µs instead
 // of ~5, and several of them run per group commit and per imported
 // session. A unary plus makes the operand an expression the planner does
 // not look into; comparisons take the column's affinity either way and the

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"tollgate/storage"
@@ -17,17 +18,12 @@ func (db *DB) Totals(ctx context.Context) ([]storage.Totals, error) {
 	if err != nil {
 		return nil, fmt.Errorf("summing requests: %w", err)
 	}
-	defer rows.Close()
-	var out []storage.Totals
-	for rows.Next() {
-		var t storage.Totals
-		if err := rows.Scan(&t.Harness, &t.Model, &t.Requests, &t.Tokens.Input, &t.Tokens.CacheRead, &t.Tokens.CacheWrite,
-			&t.Tokens.CacheWrite1h, &t.Tokens.Output, &t.CostUSD); err != nil {
-			return nil, fmt.Errorf("reading sums: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collect(rows, func(rows *sql.Rows) (t storage.Totals, err error) {
+		err = rows.Scan(&t.Harness, &t.Model, &t.Requests, &t.Tokens.Input, &t.Tokens.CacheRead, &t.Tokens.CacheWrite,
+			&t.Tokens.CacheWrite1h, &t.Tokens.Output, &t.CostUSD)
+		return t, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading sums: %w", err)
 	}
 	return out, nil
@@ -44,16 +40,11 @@ func (db *DB) RewriteTotals(ctx context.Context) ([]storage.RewriteTotals, error
 	if err != nil {
 		return nil, fmt.Errorf("counting rewrites: %w", err)
 	}
-	defer rows.Close()
-	var out []storage.RewriteTotals
-	for rows.Next() {
-		var t storage.RewriteTotals
-		if err := rows.Scan(&t.Harness, &t.Decision, &t.Rewrites, &t.AvoidedColdTokens); err != nil {
-			return nil, fmt.Errorf("reading rewrite counts: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collect(rows, func(rows *sql.Rows) (t storage.RewriteTotals, err error) {
+		err = rows.Scan(&t.Harness, &t.Decision, &t.Rewrites, &t.AvoidedColdTokens)
+		return t, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading rewrite counts: %w", err)
 	}
 	return out, nil
@@ -67,16 +58,11 @@ func (db *DB) BreakTotals(ctx context.Context) ([]storage.BreakTotals, error) {
 	if err != nil {
 		return nil, fmt.Errorf("summing breaks: %w", err)
 	}
-	defer rows.Close()
-	var out []storage.BreakTotals
-	for rows.Next() {
-		var t storage.BreakTotals
-		if err := rows.Scan(&t.Harness, &t.Cause, &t.Breaks, &t.RebilledTokens, &t.PremiumUSD); err != nil {
-			return nil, fmt.Errorf("reading break sums: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collect(rows, func(rows *sql.Rows) (t storage.BreakTotals, err error) {
+		err = rows.Scan(&t.Harness, &t.Cause, &t.Breaks, &t.RebilledTokens, &t.PremiumUSD)
+		return t, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("reading break sums: %w", err)
 	}
 	return out, nil

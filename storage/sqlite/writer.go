@@ -123,8 +123,8 @@ func (w *groupWriter) loop() {
 		// yielding brings jobs: one commit then carries more (a commit
 		// costs ~12 WAL frames, two pwrite calls each, whatever it holds).
 		// No timer: Go's wakes ~1 ms late when idle, and lingering on one
-		// kept a few clients that wait for their acks waiting on every
-		// commit (half their throughput at 2–4 clients). A yield with
+		// would keep a few clients that wait for their acks waiting on
+		// every commit (half their throughput at 2–4 clients). A yield with
 		// nothing runnable returns at once, so lone writes and a few
 		// clients never wait.
 		if len(group) > 1 || prev > 1 {

@@ -14,8 +14,8 @@ import (
 // BenchmarkRecordClients: n clients, each recording its own session and
 // waiting for the ack (after COMMIT) before its next request, as harness
 // hooks and plugins do. The group writer's company rule is judged here: a
-// few clients must not wait on each other's commits (a timer linger once
-// halved 2–4 clients' throughput), many must share commits.
+// few clients must not wait on each other's commits (a timer linger halves
+// 2–4 clients' throughput), many must share commits.
 func BenchmarkRecordClients(b *testing.B) {
 	ctx := context.Background()
 	for _, clients := range []int{1, 2, 4, 8, 50} {

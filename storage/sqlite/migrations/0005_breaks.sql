@@ -1,4 +1,4 @@
--- 0005: the cache-break ledger (issue 13). Each request says which thread
+-- 0005: the cache-break ledger. Each request says which thread
 -- it continues ('' = the main conversation), what started it, its profile's
 -- ttlSeconds when it was priced, and how long its family's cache entries
 -- live after it (cache_ttl, seconds; 0 = no cache activity yet) — the state
