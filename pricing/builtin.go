@@ -107,7 +107,7 @@ func builtinTable() []BuiltinPrice {
 		// (before peak/off-peak billing began on 2026-08-16) was hit $0.0028,
 		// miss $0.14, output $0.28 (srcDeepSeek, version page for
 		// DeepSeek-V4-Pro-0813, read 2026-11-30). FLAGGED: kept to price old
-		// sessions; the page no longer lists these names.
+		// sessions; the page does not list these names.
 		{Provider: "deepseek", Model: "deepseek-chat",
 			CacheModel: deepSeekModel(Prices{PricePerMTokens: 0.14, CacheHitPricePerMTokens: 0.0028, OutputPricePerMTokens: 0.28}, nil),
 			Source:     srcDeepSeek, Date: readOn, Note: "retired 2026-07-24; last price of deepseek-v4-flash, which served it"},

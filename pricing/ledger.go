@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// The cache-break ledger (issue 13; ARCHITECTURE.md, "The cache-break
-// ledger") finds, attributes and prices every prefix-cache break of a
-// session from the usage its requests reported.
+// The cache-break ledger (ARCHITECTURE.md, "The cache-break ledger")
+// finds, attributes and prices every prefix-cache break of a session from
+// the usage its requests reported.
 //
 // Input: the session's requests in order, each with its thread (the main
 // conversation, or one subagent), its family (the cache key as far as the log
@@ -24,9 +24,9 @@ import (
 //     cache writes). It breaks when min(expectation, prompt) − cacheRead >
 //     BreakTolerance, and then re-bills exactly that many tokens: after a
 //     fold the new prompt's cold part, after an idle gap what had been cached.
-//     The issue's rule compares the read with the expectation alone; using
-//     min(expectation, prompt) is finer: a history that got shorter (a prune
-//     that kept the cached prefix) is not a break.
+//     Using min(expectation, prompt) rather than the expectation alone
+//     keeps a history that got shorter (a prune that kept the cached
+//     prefix) from counting as a break.
 //   - A family that has shown no cache activity (no read, no write) in the
 //     thread has nothing cached: no expectation, no break (providers without
 //     a cache, local servers).

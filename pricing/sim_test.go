@@ -86,7 +86,7 @@ func TestSimulator(t *testing.T) {
 			model: anthropic5m,
 			reqs: []SimRequest{
 				{Family: "f", Units: simUnits("env", 2000, true, "m0", 500, true), At: at(0)},
-				// m0 is no longer flagged here, but request 1 wrote an entry after it.
+				// m0 is not flagged here, but request 1 wrote an entry after it.
 				{Family: "f", Units: simUnits("env", 2000, true, "m0", 500, "m1", 300, true), At: at(10)},
 				// Shares env…m1 but m2 changed: the deepest entry is after m1.
 				{Family: "f", Units: simUnits("env", 2000, true, "m0", 500, "m1", 300, "m2x", 50, true), At: at(20)},

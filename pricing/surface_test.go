@@ -14,7 +14,7 @@ func TestGrowth(t *testing.T) {
 	}{
 		{0, nil, "", 0},
 		{100, []int64{100, 150, 150, 400}, "1:50 3:250 ", 400},
-		{500, []int64{300, 600}, "1:100 ", 600}, // a prompt below the envelope adds nothing
+		{500, []int64{300, 600}, "1:100 ", 600},  // a prompt below the envelope adds nothing
 		{0, []int64{10, 5, 12}, "0:10 2:2 ", 12}, // cleared content: no unit, the next growth from the high mark
 	} {
 		got := ""
