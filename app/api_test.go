@@ -6,10 +6,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"mime/multipart"
-	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -17,28 +16,17 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/guard/api"
+	"tollgate/guard/client/clienttest"
 )
 
 // apiCall sends an authenticated request to a running service.
 func apiCall(t *testing.T, svc *Service, method, path string, body any, out any) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, svc.URL+path, rd)
 	tok := svc.Token()
-	if svc.Server.NeedsOwner(req) {
+	if svc.Server.NeedsOwner(httptest.NewRequest(method, path, nil)) {
 		tok = svc.OwnerToken() // the permission table is TestPermissionTable's
 	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	res, raw := clienttest.Do(t, method, svc.URL+path, tok, body)
 	if out != nil && res.StatusCode/100 == 2 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
@@ -172,16 +160,9 @@ func uploadImport(t *testing.T, svc *Service, name string, content []byte) (int,
 	fw.Write(content)
 	mw.WriteField("harness", "claude-code")
 	mw.Close()
-	req, _ := http.NewRequest("POST", svc.URL+"/v1/import", &body)
-	req.Header.Set("Authorization", "Bearer "+svc.OwnerToken())
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	res, raw := clienttest.Do(t, "POST", svc.URL+"/v1/import", svc.OwnerToken(), &body, "Content-Type", mw.FormDataContentType())
 	var out map[string]any
-	json.NewDecoder(res.Body).Decode(&out)
+	json.Unmarshal(raw, &out)
 	return res.StatusCode, out
 }
 

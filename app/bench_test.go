@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"tollgate/app/config"
+	"tollgate/guard/client/clienttest"
 )
 
 // BenchmarkServiceRecordRequests: what ARCHITECTURE.md, "Targets"'s "≥ 10,000 recorded
@@ -40,9 +40,7 @@ func BenchmarkServiceRecordRequests(b *testing.B) {
 				for next.Add(1) <= perRound {
 					n := seq.Add(1)
 					body := fmt.Sprintf(`{"requestId":"r%d","profile":"deepseek-flash","provider":"deepseek","model":"deepseek-flash","turn":"1","usage":{"inputTokens":1200,"cacheReadTokens":250000,"outputTokens":900}}`, n)
-					req, _ := http.NewRequest("POST", fmt.Sprintf("%s/v1/sessions/s%d/requests", svc.URL, n%8), bytes.NewReader([]byte(body)))
-					req.Header.Set("Authorization", "Bearer "+svc.Token())
-					res, err := client.Do(req)
+					res, err := client.Do(clienttest.NewRequest("POST", fmt.Sprintf("%s/v1/sessions/s%d/requests", svc.URL, n%8), svc.Token(), body))
 					if err != nil {
 						b.Error(err)
 						return

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"tollgate/app/config"
 	"tollgate/app/follow"
 	"tollgate/app/importer/testcorpus"
+	"tollgate/guard/client/clienttest"
 )
 
 // userWithClaudeLogs is a $HOME whose ~/.claude/projects holds a generated
@@ -104,8 +104,7 @@ func BenchmarkRecordDuringHistoryImport(b *testing.B) {
 	record := func(svc *Service) time.Duration {
 		seq++
 		body := fmt.Sprintf(`{"requestId":"r%d","profile":"deepseek-flash","provider":"deepseek","model":"deepseek-flash","usage":{"inputTokens":1200,"cacheReadTokens":250000,"outputTokens":900}}`, seq)
-		req, _ := http.NewRequest("POST", svc.URL+"/v1/sessions/live/requests", bytes.NewReader([]byte(body)))
-		req.Header.Set("Authorization", "Bearer "+svc.Token())
+		req := clienttest.NewRequest("POST", svc.URL+"/v1/sessions/live/requests", svc.Token(), body)
 		start := time.Now()
 		res, err := client.Do(req)
 		if err != nil {

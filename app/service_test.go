@@ -3,9 +3,7 @@ package app
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/home"
+	"tollgate/guard/client/clienttest"
 
 	"testing/fstest"
 )
@@ -45,14 +44,7 @@ func TestStartPublishesAPIFileAndCleanExitRemovesIt(t *testing.T) {
 		}
 	}
 	// The listener answers as soon as api.json exists.
-	req, _ := http.NewRequest("GET", info.URL+"/v1/health", nil)
-	req.Header.Set("Authorization", "Bearer "+info.Token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	res, body := clienttest.Do(t, "GET", info.URL+"/v1/health", info.Token, nil)
 	if res.StatusCode != 200 || !strings.Contains(string(body), `"armed":false`) {
 		t.Fatalf("health: %d %s", res.StatusCode, body)
 	}

@@ -2,16 +2,16 @@ package guard
 
 import (
 	"encoding/json"
-	"io"
 	"math"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"tollgate/guard/client/clienttest"
 )
 
 // A time far from now is refused at the door, naming "at": year 10000 in
-// UTC once stored fine and then broke every read that wrote it as JSON.
+// UTC parses, but every read that writes it as JSON would fail.
 func TestRequestTimesOutsideTheWindowAre400(t *testing.T) {
 	g := newGate(t, ModeAuto)
 	for _, at := range []string{"9999-12-31T23:59:59-14:00", "1969-12-31T23:59:59Z", time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)} {
@@ -57,14 +57,7 @@ func TestReadsSurviveABadStoredRow(t *testing.T) {
 		}
 	}
 	get := func(path string) (int, []byte) {
-		req, _ := http.NewRequest("GET", g.ts.URL+path, nil)
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
+		res, b := clienttest.Do(t, "GET", g.ts.URL+path, testToken, nil)
 		return res.StatusCode, b
 	}
 	for _, path := range []string{"/v1/sessions", "/v1/sessions/s1", "/v1/sessions/s1/series", "/v1/export", "/v1/sessions/s1/export", "/v1/spend?by=day", "/v1/export?format=csv"} {
@@ -95,7 +88,7 @@ func TestReadsSurviveABadStoredRow(t *testing.T) {
 	}
 }
 
-// A deadline of 1e308 seconds overflowed into the past; it is a 400 now.
+// A deadline of 1e308 seconds, which would overflow into the past, is a 400.
 func TestHugeDeadlineIsA400(t *testing.T) {
 	g := newGate(t, ModeAuto)
 	for _, d := range []any{1e308, 86401, -1} {

@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"tollgate/guard/api"
+	"tollgate/guard/client/clienttest"
 	"tollgate/pricing"
 	"tollgate/storage"
 )
@@ -85,8 +85,7 @@ func load(b *testing.B, client *http.Client, url, token string, clients, total i
 				if i >= total {
 					break
 				}
-				req, _ := http.NewRequest("POST", url, bytes.NewReader(body(i)))
-				req.Header.Set("Authorization", "Bearer "+token)
+				req := clienttest.NewRequest("POST", url, token, body(i))
 				t0 := time.Now()
 				res, err := client.Do(req)
 				if err != nil {
@@ -189,7 +188,7 @@ func decodeAndAck() http.Handler {
 // BenchmarkRecordRequests: requests acknowledged after commit (a real
 // SQLite file), 50 clients on loopback, in rounds alternating with a
 // server that only decodes and acknowledges the same reports; the ratio of
-// their throughputs is the target of issue 17 (≥ 0.5).
+// their throughputs is the target (≥ 0.5; ARCHITECTURE.md, "Targets").
 func BenchmarkRecordRequests(b *testing.B) {
 	g := newGate(b, ModeAuto)
 	mux := http.NewServeMux()
@@ -242,9 +241,7 @@ func BenchmarkSeries10k(b *testing.B) {
 	}
 	client := benchClient()
 	for b.Loop() {
-		req, _ := http.NewRequest("GET", g.ts.URL+"/v1/sessions/big/series", nil)
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		res, err := client.Do(req)
+		res, err := client.Do(clienttest.NewRequest("GET", g.ts.URL+"/v1/sessions/big/series", testToken, nil))
 		if err != nil {
 			b.Fatal(err)
 		}

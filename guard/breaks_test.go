@@ -1,11 +1,8 @@
 package guard
 
 import (
-	"context"
 	"encoding/json"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -15,23 +12,7 @@ import (
 // newGateClock is newGate on an injected clock.
 func newGateClock(t *testing.T, mode string, clock *fakeClock) *gateEnv {
 	t.Helper()
-	store := openTestStore(t)
-	ln, err := Listen("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := newTestSettings(mode)
-	srv, err := NewServer(context.Background(), Options{
-		Version: "test", Token: func() string { return testToken }, BaseURL: "http://" + ln.Addr().String(),
-		Settings: settings, Store: store, Pricer: testPricer{}, Now: clock.Now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := &httptest.Server{Listener: ln, Config: &http.Server{Handler: srv.Handler()}}
-	ts.Start()
-	t.Cleanup(func() { srv.Close(); ts.Close() })
-	return &gateEnv{t: t, srv: srv, ts: ts, store: store, settings: settings}
+	return newGateAt(t, mode, openTestStore(t), clock.Now)
 }
 
 // TestLiveLedgerOverTheAPI: requests reported over the API are judged as

@@ -106,7 +106,8 @@ func (b *broker) mute(session, turn string) {
 
 // The most questions that wait at once: a harness asks one at a time per
 // session, so a few per session covers retries and subagents; the total
-// bounds the memory 20 silent askers once grew to 1.5 GB with.
+// bounds the memory silent askers hold (20 of them asking with "wait": 0
+// build thousands of questions, 1.5 GB, when nothing caps them).
 const (
 	MaxPendingPerSession = 8
 	MaxPendingTotal      = 256
@@ -260,7 +261,7 @@ func asShipped(plan pricing.Plan) *pricing.Apply {
 }
 
 // decisionFromRecord rebuilds an answer from the database (a question this
-// process no longer holds in memory).
+// process does not hold in memory).
 func decisionFromRecord(rec storage.Rewrite, plan pricing.Plan) api.Decision {
 	var quote *pricing.Quote
 	if rec.Quote != "" && rec.Quote != "null" {

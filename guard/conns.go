@@ -12,8 +12,8 @@ import (
 )
 
 // Connections cost a descriptor each, and any local process can open them
-// without a token: ~20,000 idle ones once exhausted the server's
-// descriptors, after which harness requests timed out and ran unguarded.
+// without a token: ~20,000 idle ones exhaust an unbounded server's
+// descriptors, after which harness requests time out and run unguarded.
 // So (ARCHITECTURE.md, "The API"):
 //
 //   - a request that fails authentication (or the Host or Origin check) is

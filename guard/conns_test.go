@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"tollgate/guard/client/clienttest"
 )
 
 // TestConnectionFloodUnderLowDescriptorLimit runs a server in a child
@@ -66,8 +68,7 @@ func TestConnectionFloodUnderLowDescriptorLimit(t *testing.T) {
 
 	client := &http.Client{Timeout: 5 * time.Second}
 	for i := range 5 {
-		req, _ := http.NewRequest("GET", base+"/v1/health", nil)
-		req.Header.Set("Authorization", "Bearer "+testToken)
+		req := clienttest.NewRequest("GET", base+"/v1/health", testToken, nil)
 		start := time.Now()
 		res, err := client.Do(req)
 		if err != nil {

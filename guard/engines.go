@@ -24,7 +24,7 @@ type Engine struct {
 }
 
 // engineRegistry holds leases in memory: an engine that does not heartbeat
-// within LeaseDuration no longer counts as arming the guard. Leases are not
+// within LeaseDuration stops counting as arming the guard. Leases are not
 // persisted: after a restart harnesses re-register on their next heartbeat's
 // 404.
 type engineRegistry struct {

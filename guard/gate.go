@@ -255,7 +255,7 @@ func (s *Server) handleRewrite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !(req.DeadlineSeconds >= 0 && req.DeadlineSeconds <= maxDeadlineSeconds) {
-		// 1e308 once overflowed the deadline's Duration into the past.
+		// A huge value (1e308) would overflow the deadline's Duration into the past.
 		writeFieldError(w, "deadlineSeconds", "want 0 to 86400 seconds")
 		return
 	}

@@ -2,11 +2,9 @@ package guard
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"tollgate/guard/api"
+	"tollgate/guard/client/clienttest"
 	"tollgate/storage/sqlite"
 )
 
@@ -36,6 +35,12 @@ func newGate(t testing.TB, mode string) *gateEnv {
 
 func newGateOn(t testing.TB, mode string, store *sqlite.DB) *gateEnv {
 	t.Helper()
+	return newGateAt(t, mode, store, nil)
+}
+
+// newGateAt is newGateOn on the clock now (nil: time.Now).
+func newGateAt(t testing.TB, mode string, store *sqlite.DB, now func() time.Time) *gateEnv {
+	t.Helper()
 	ln, err := Listen("127.0.0.1:0", false)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +48,7 @@ func newGateOn(t testing.TB, mode string, store *sqlite.DB) *gateEnv {
 	settings := newTestSettings(mode)
 	srv, err := NewServer(context.Background(), Options{
 		Version: "test", Token: func() string { return testToken }, OwnerToken: func() string { return testOwnerToken }, BaseURL: "http://" + ln.Addr().String(),
-		Settings: settings, Store: store, Pricer: testPricer{},
+		Settings: settings, Store: store, Pricer: testPricer{}, Now: now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -54,11 +59,11 @@ func newGateOn(t testing.TB, mode string, store *sqlite.DB) *gateEnv {
 	return &gateEnv{t: t, srv: srv, ts: ts, store: store, settings: settings}
 }
 
-// tokenFor is the token of the caller that may send req: the harness's,
-// or the owner's for what needs the owner (the permission table is
-// TestPermissionTable's).
-func (g *gateEnv) tokenFor(req *http.Request) string {
-	if g.srv.needsOwner(req) {
+// tokenFor is the token of the caller that may send method path: the
+// harness's, or the owner's for what needs the owner (the permission table
+// is TestPermissionTable's).
+func (g *gateEnv) tokenFor(method, path string) string {
+	if g.srv.needsOwner(httptest.NewRequest(method, path, nil)) {
 		return testOwnerToken
 	}
 	return testToken
@@ -67,23 +72,7 @@ func (g *gateEnv) tokenFor(req *http.Request) string {
 // call sends an authenticated JSON request and decodes the answer.
 func (g *gateEnv) call(method, path string, body any, out any) int {
 	g.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		j, _ := json.Marshal(b)
-		rd = bytes.NewReader(j)
-	}
-	req, _ := http.NewRequest(method, g.ts.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+g.tokenFor(req))
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	res, raw := clienttest.Do(g.t, method, g.ts.URL+path, g.tokenFor(method, path), body)
 	if out != nil && len(raw) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			g.t.Fatalf("%s %s: decoding %q: %v", method, path, raw, err)
@@ -119,12 +108,7 @@ func rewriteBody(n int, turn string, extra map[string]any) map[string]any {
 // answerQuietly answers a question and ignores transport errors: for
 // background answerers that may outlive their test.
 func (g *gateEnv) answerQuietly(rewrite, choice string) {
-	b, _ := json.Marshal(map[string]string{"choice": choice})
-	req, _ := http.NewRequest("POST", g.ts.URL+"/v1/rewrites/"+rewrite+"/answer", bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+testOwnerToken)
-	if res, err := http.DefaultClient.Do(req); err == nil {
-		res.Body.Close()
-	}
+	clienttest.Send(nil, clienttest.NewRequest("POST", g.ts.URL+"/v1/rewrites/"+rewrite+"/answer", testOwnerToken, map[string]string{"choice": choice}))
 }
 
 func (g *gateEnv) ask(session string, body map[string]any) (int, api.Decision) {
@@ -151,9 +135,7 @@ func (g *gateEnv) subscribe(answers bool) *sse {
 	if answers {
 		path += "?answers=1"
 	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", g.ts.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+g.tokenFor(req))
-	res, err := http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(clienttest.NewRequest("GET", g.ts.URL+path, g.tokenFor("GET", path), nil).WithContext(ctx))
 	if err != nil || res.StatusCode != 200 {
 		g.t.Fatalf("subscribe: %v %v", err, res)
 	}

@@ -10,8 +10,9 @@ import (
 	"tollgate/storage"
 )
 
-// The harness token cannot answer its own question (it once could, stored
-// as reason "user"); the owner's answers record the door they came through.
+// The harness token cannot answer its own question (an answer it gave
+// would be stored as the user's); the owner's answers record the door they
+// came through.
 func TestOnlyTheOwnerAnswersAndTheDoorIsRecorded(t *testing.T) {
 	g := newGate(t, ModeAsk)
 	g.subscribe(true)

@@ -9,10 +9,11 @@ import (
 	"tollgate/guard/api"
 )
 
-// 20 silent askers with "wait": 0 once built 7,605 pending questions and
-// 1.5 GB. Questions are capped per session and in all; past the cap the
-// rewrite is allowed unasked (a tollgate that cannot take a question must
-// not block the harness) and the answer says why.
+// 20 silent askers with "wait": 0 would build thousands of pending
+// questions (1.5 GB) without a cap. Questions are capped per session and
+// in all; past the cap the rewrite is allowed unasked (a tollgate that
+// cannot take a question must not block the harness) and the answer says
+// why.
 func TestPendingQuestionsAreCapped(t *testing.T) {
 	g := newGate(t, ModeAsk)
 	g.subscribe(true)

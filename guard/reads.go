@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -30,16 +31,56 @@ func (s *Server) withMode(x api.Session) api.Session {
 	return x
 }
 
+// queryInt reads the query parameter name as a whole number from min to
+// max, def when it is absent. ok is false when it was not, and the answer
+// (400, naming it) is written.
+func queryInt(w http.ResponseWriter, q url.Values, name string, def, min, max int) (n int, ok bool) {
+	v := q.Get(name)
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		writeFieldError(w, name, fmt.Sprintf("want %d to %d", min, max))
+		return 0, false
+	}
+	return n, true
+}
+
+// period is what a summary read covers: the last days days in loc, today
+// included, from since (the start of the local day days-1 days ago).
+type period struct {
+	loc   *time.Location
+	days  int
+	since time.Time
+}
+
+// queryPeriod reads ?tz, an IANA time zone name (UTC when absent), and
+// ?days (1 to 3660, 30 when absent). ok is false when one is not, and the
+// answer (400, naming it) is written.
+func (s *Server) queryPeriod(w http.ResponseWriter, q url.Values) (p period, ok bool) {
+	p.loc = time.UTC
+	if tz := q.Get("tz"); tz != "" {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			writeFieldError(w, "tz", "unknown time zone "+strconv.Quote(tz)+": want an IANA name such as Europe/Berlin")
+			return p, false
+		}
+		p.loc = loc
+	}
+	if p.days, ok = queryInt(w, q, "days", 30, 1, 3660); !ok {
+		return p, false
+	}
+	now := s.now().In(p.loc)
+	p.since = time.Date(now.Year(), now.Month(), now.Day()-(p.days-1), 0, 0, 0, 0, p.loc)
+	return p, true
+}
+
 func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit := 50
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			writeFieldError(w, "limit", "want 1 to 1000")
-			return
-		}
-		limit = n
+	limit, ok := queryInt(w, q, "limit", 50, 1, 1000)
+	if !ok {
+		return
 	}
 	list, err := s.store.Sessions(r.Context(), limit, q.Get("before"))
 	if err != nil {
@@ -81,28 +122,11 @@ func (s *Server) handleSpend(w http.ResponseWriter, r *http.Request) {
 		writeFieldError(w, "by", "want day, profile or model")
 		return
 	}
-	loc := time.UTC
-	if tz := q.Get("tz"); tz != "" {
-		l, err := time.LoadLocation(tz)
-		if err != nil {
-			writeFieldError(w, "tz", "unknown time zone "+strconv.Quote(tz)+": want an IANA name such as Europe/Berlin")
-			return
-		}
-		loc = l
+	p, ok := s.queryPeriod(w, q)
+	if !ok {
+		return
 	}
-	days := 30
-	if v := q.Get("days"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 3660 {
-			writeFieldError(w, "days", "want 1 to 3660")
-			return
-		}
-		days = n
-	}
-	// From the start of the local day, days-1 days ago.
-	now := s.now().In(loc)
-	since := time.Date(now.Year(), now.Month(), now.Day()-(days-1), 0, 0, 0, 0, loc)
-	sp, err := s.store.Spend(r.Context(), by, loc, since)
+	sp, err := s.store.Spend(r.Context(), by, p.loc, p.since)
 	if err != nil {
 		s.storeError(w, "spend", err)
 		return
@@ -124,38 +148,20 @@ func (s *Server) handleSessionBreaks(w http.ResponseWriter, r *http.Request) {
 // sessions (?limit=N, default 10).
 func (s *Server) handleBreaks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	loc := time.UTC
-	if tz := q.Get("tz"); tz != "" {
-		l, err := time.LoadLocation(tz)
-		if err != nil {
-			writeFieldError(w, "tz", "unknown time zone "+strconv.Quote(tz)+": want an IANA name such as Europe/Berlin")
-			return
-		}
-		loc = l
+	p, ok := s.queryPeriod(w, q)
+	if !ok {
+		return
 	}
-	days, limit := 30, 10
-	for _, p := range []struct {
-		name     string
-		dst      *int
-		min, max int
-	}{{"days", &days, 1, 3660}, {"limit", &limit, 1, 100}} {
-		if v := q.Get(p.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < p.min || n > p.max {
-				writeFieldError(w, p.name, fmt.Sprintf("want %d to %d", p.min, p.max))
-				return
-			}
-			*p.dst = n
-		}
+	limit, ok := queryInt(w, q, "limit", 10, 1, 100)
+	if !ok {
+		return
 	}
-	now := s.now().In(loc)
-	since := time.Date(now.Year(), now.Month(), now.Day()-(days-1), 0, 0, 0, 0, loc)
-	sum, err := s.store.BreakSummary(r.Context(), since, limit)
+	sum, err := s.store.BreakSummary(r.Context(), p.since, limit)
 	if err != nil {
 		s.storeError(w, "breaks", err)
 		return
 	}
-	sum.Days = days
+	sum.Days = p.days
 	writeJSON(w, http.StatusOK, sum)
 }
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"tollgate/guard/client/clienttest"
 )
 
 const (
@@ -131,18 +133,12 @@ func TestTCPSecurityLayers(t *testing.T) {
 			if tc.body > 0 {
 				body = strings.NewReader(strings.Repeat("x", tc.body))
 			}
-			req, err := http.NewRequest(tc.method, ts.URL+tc.path, body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			req := clienttest.NewRequest(tc.method, ts.URL+tc.path, tc.token, body)
 			if tc.host != "" {
 				req.Host = tc.host
 			}
 			if tc.origin != "" {
 				req.Header.Set("Origin", tc.origin)
-			}
-			if tc.token != "" {
-				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
 			if tc.cookie != nil {
 				req.AddCookie(tc.cookie)

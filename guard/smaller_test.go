@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
+
+	"tollgate/guard/client/clienttest"
 )
 
 // A cookie names its port and so does its value: a cookie minted by a
@@ -41,14 +41,7 @@ func TestCSVExportNeutralisesFormulas(t *testing.T) {
 			t.Fatalf("recording %q: %d", id, code)
 		}
 	}
-	req, _ := http.NewRequest("GET", g.ts.URL+"/v1/export?format=csv", nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	_, raw := clienttest.Do(t, "GET", g.ts.URL+"/v1/export?format=csv", testToken, nil)
 	rows, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +65,8 @@ func TestCSVExportNeutralisesFormulas(t *testing.T) {
 	}
 }
 
-// A request id that is not valid UTF-8 was silently turned into U+FFFD,
-// merging two different ids into one; it is a 400 naming requestId now.
+// A request id that is not valid UTF-8 is a 400 naming requestId: decoded
+// as is, it would turn into U+FFFD and merge two different ids into one.
 func TestInvalidUTF8IsA400(t *testing.T) {
 	g := newGate(t, ModeAuto)
 	for _, tc := range []struct {

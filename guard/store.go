@@ -9,9 +9,11 @@ import (
 	"tollgate/storage"
 )
 
-// Store is what the guard needs of the database. *sqlite.DB implements it
-// (its record types are aliases of guard/api's), so the guard never imports
-// storage and its tests run against a real SQLite file all the same.
+// Store is what the guard needs of the database. The guard imports the
+// records (storage) but never the database code (storage/sqlite): the app
+// hands it a *sqlite.DB, which implements Store with those same records
+// (guard/api's read models are aliases of storage's), and the guard's tests
+// run against a real SQLite file all the same.
 type Store interface {
 	RecordRequest(ctx context.Context, r storage.Request) (storage.StoredRequest, error)
 	CreateRewrite(ctx context.Context, r storage.Rewrite) (storage.Rewrite, error)

@@ -23,8 +23,8 @@ var ErrAlreadyDecided = errors.New("already decided")
 
 // A stored time must fall in this window around now: far enough back for a
 // log imported years after it was written, a day ahead for a clock that is
-// off. "9999-12-31T23:59:59-14:00" (year 10000 in UTC) once stored fine and
-// then broke every read that wrote it as JSON.
+// off. "9999-12-31T23:59:59-14:00" parses, but it is year 10000 in UTC,
+// which encoding/json cannot write: stored, it would break every read.
 const (
 	MaxPast   = 30 * 365 * 24 * time.Hour
 	MaxFuture = 24 * time.Hour
@@ -417,7 +417,8 @@ type Series struct {
 }
 
 // Points encode themselves: a series of 10,000 requests is the dashboard's
-// biggest answer, and reflection-driven encoding was a quarter of its cost.
+// biggest answer, and reflection-driven encoding would be a quarter of its
+// cost.
 type Points []Point
 
 // MarshalJSON writes the points with the same field names as Point's tags.

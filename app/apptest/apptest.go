@@ -29,7 +29,15 @@ func Start(t testing.TB, mode string) (*app.Service, string) {
 // StartOn starts a tollgate on home, closed when the test ends.
 func StartOn(t testing.TB, home, mode string) *app.Service {
 	t.Helper()
-	svc, err := app.Start(context.Background(), app.StartOptions{Home: home, Flags: config.Flags{Listen: "127.0.0.1:0", Mode: mode}, Version: "test", Assets: UIAssets})
+	return StartWith(t, home, config.Flags{Listen: "127.0.0.1:0", Mode: mode})
+}
+
+// StartWith starts a tollgate on home with the command-line flags a test
+// needs (Listen included: "127.0.0.1:0" picks a free port), closed when the
+// test ends.
+func StartWith(t testing.TB, home string, flags config.Flags) *app.Service {
+	t.Helper()
+	svc, err := app.Start(context.Background(), app.StartOptions{Home: home, Flags: flags, Version: "test", Assets: UIAssets})
 	if err != nil {
 		t.Fatal(err)
 	}

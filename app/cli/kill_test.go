@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"tollgate/app/home"
+	"tollgate/guard/client/clienttest"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
 )
@@ -56,13 +56,10 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, home.APIInfo) {
 }
 
 func postRequest(client *http.Client, info home.APIInfo, session, id string) (int, error) {
-	body, _ := json.Marshal(map[string]any{
+	res, err := client.Do(clienttest.NewRequest("POST", info.URL+"/v1/sessions/"+session+"/requests", info.Token, map[string]any{
 		"requestId": id, "profile": "deepseek-flash",
 		"usage": map[string]int64{"inputTokens": 100, "cacheReadTokens": 5000, "outputTokens": 50},
-	})
-	req, _ := http.NewRequest("POST", info.URL+"/v1/sessions/"+session+"/requests", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+info.Token)
-	res, err := client.Do(req)
+	}))
 	if err != nil {
 		return 0, err
 	}

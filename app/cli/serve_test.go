@@ -10,6 +10,7 @@ import (
 
 	"tollgate/app/apptest"
 	"tollgate/app/home"
+	"tollgate/guard/client/clienttest"
 )
 
 func TestTokenRotationWhileRunning(t *testing.T) {
@@ -32,14 +33,7 @@ func TestTokenRotationWhileRunning(t *testing.T) {
 	if info.Token != fresh || strings.TrimSpace(string(file)) != fresh {
 		t.Fatal("api.json or token file not updated")
 	}
-	req, _ := http.NewRequest("GET", svc.URL+"/v1/health", nil)
-	req.Header.Set("Authorization", "Bearer "+old)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized {
+	if res, _ := clienttest.Do(t, "GET", svc.URL+"/v1/health", old, nil); res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("old token after rotation: %d, want 401", res.StatusCode)
 	}
 	// The owner token is replaced with it, and the command used the old one

@@ -16,6 +16,7 @@ import (
 
 	"tollgate/app/apptest"
 	"tollgate/guard/api"
+	"tollgate/guard/client/clienttest"
 	"tollgate/storage"
 )
 
@@ -141,14 +142,7 @@ func TestTelemetryClaudeCode(t *testing.T) {
 
 func get(t *testing.T, url, token string, out any) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	res, b := clienttest.Do(t, http.MethodGet, url, token, nil)
 	if out != nil {
 		json.Unmarshal(b, out)
 	}

@@ -320,7 +320,7 @@ func TestWindowAttachedToRealGuard(t *testing.T) {
 		t.Fatalf("after the answer: events %v, withdrawn %d", tw.emit.names(), w)
 	}
 
-	// Detached, the window no longer counts: asking fails closed at once.
+	// Detached, the window does not count: asking fails closed at once.
 	detach()
 	var again struct {
 		Decision, Reason string

@@ -19,6 +19,7 @@ import (
 	"tollgate/app/harness/opencode"
 	"tollgate/app/home"
 	"tollgate/app/install"
+	"tollgate/guard/client/clienttest"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -293,20 +294,14 @@ func TestDoctorBrokenStates(t *testing.T) {
 		{
 			name: "config is not YAML", id: "config", status: DoctorError,
 			breakIt: func(t *testing.T, w *doctorWorld) { writeConfig(t, w.dir, "mode: [ask\nlisten: 127.0.0.1:0\n") },
-			fix: func(w *doctorWorld) string {
-				f := home.ShellQuote(filepath.Join(w.dir, "config.yaml"))
-				return "${EDITOR:-nano} " + f + "   # or start over with the defaults: mv " + f + " " + home.ShellQuote(filepath.Join(w.dir, "config.yaml.bak"))
-			},
-			detail: "not valid YAML",
+			fix:     editConfigFix,
+			detail:  "not valid YAML",
 		},
 		{
 			name: "config has a bad value", id: "config", status: DoctorError,
 			breakIt: func(t *testing.T, w *doctorWorld) { writeConfig(t, w.dir, "mode: sometimes\n") },
-			fix: func(w *doctorWorld) string {
-				f := home.ShellQuote(filepath.Join(w.dir, "config.yaml"))
-				return "${EDITOR:-nano} " + f + "   # or start over with the defaults: mv " + f + " " + home.ShellQuote(filepath.Join(w.dir, "config.yaml.bak"))
-			},
-			detail: "mode: sometimes: want ask, auto or off",
+			fix:     editConfigFix,
+			detail:  "mode: sometimes: want ask, auto or off",
 		},
 		{
 			name: "environment overrides the config badly", id: "config", status: DoctorError,
@@ -495,27 +490,15 @@ func TestDoctorReport(t *testing.T) {
 func TestDoctorRoute(t *testing.T) {
 	w := newDoctorWorld(t)
 	svc := w.healthy(t)
-	get := func(token string) *http.Response {
-		req, _ := http.NewRequest("GET", svc.URL+"/v1/doctor", nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { res.Body.Close() })
-		return res
-	}
-	if res := get(""); res.StatusCode != http.StatusUnauthorized {
+	if res, _ := clienttest.Do(t, "GET", svc.URL+"/v1/doctor", "", nil); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("no token: %d, want 401", res.StatusCode)
 	}
-	res := get(svc.Token())
+	res, raw := clienttest.Do(t, "GET", svc.URL+"/v1/doctor", svc.Token(), nil)
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("GET /v1/doctor: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 	var rep DoctorReport
-	if err := json.NewDecoder(res.Body).Decode(&rep); err != nil {
+	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Home != w.dir || rep.Version != "test" || len(rep.Checks) < 15 {
@@ -653,4 +636,11 @@ func TestDoctorOpenCode(t *testing.T) {
 	if c = check(t, w.run(t), "integration.opencode"); c.Status != DoctorWarn || !strings.Contains(c.Detail, "twice") || !strings.HasSuffix(c.Fix, " hook opencode --uninstall") {
 		t.Fatalf("twice: %+v", c)
 	}
+}
+
+// editConfigFix is the fix doctor prints for a config.yaml it cannot load:
+// edit it, or move it aside and start over with the defaults.
+func editConfigFix(w *doctorWorld) string {
+	f := home.ShellQuote(filepath.Join(w.dir, "config.yaml"))
+	return "${EDITOR:-nano} " + f + "   # or start over with the defaults: mv " + f + " " + home.ShellQuote(filepath.Join(w.dir, "config.yaml.bak"))
 }

@@ -1,10 +1,8 @@
 package telemetry_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"tollgate/app/apptest"
 	"tollgate/guard/api"
+	"tollgate/guard/client/clienttest"
 )
 
 // benchEvents is how many api_request events one iteration receives, in
@@ -30,15 +29,12 @@ func BenchmarkReceive10k(b *testing.B) {
 	svc, _ := apptest.Start(b, "auto")
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	post := func(path, contentType string, body []byte, want int) {
-		req, _ := http.NewRequest(http.MethodPost, svc.URL+path, bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+svc.Token())
+		req := clienttest.NewRequest(http.MethodPost, svc.URL+path, svc.Token(), body)
 		req.Header.Set("Content-Type", contentType)
-		res, err := client.Do(req)
-		if err != nil {
+		res, raw, err := clienttest.Send(client, req)
+		if res == nil {
 			b.Fatal(err)
 		}
-		raw, _ := io.ReadAll(res.Body)
-		res.Body.Close()
 		if res.StatusCode != want {
 			b.Fatalf("%s: %d %s", path, res.StatusCode, raw)
 		}

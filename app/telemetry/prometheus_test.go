@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"tollgate/app/apptest"
 	"tollgate/app/config"
 	"tollgate/guard/api"
+	"tollgate/guard/client/clienttest"
 	"tollgate/storage"
 )
 
@@ -30,17 +30,7 @@ const prometheusBin = "/usr/bin/prometheus"
 // without a token on a loopback port (--metrics-listen).
 func startService(t *testing.T) *app.Service {
 	t.Helper()
-	svc, err := app.Start(context.Background(), app.StartOptions{Home: t.TempDir(), Version: "test", Assets: apptest.UIAssets,
-		Flags: config.Flags{Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		svc.Close(ctx)
-	})
-	return svc
+	return apptest.StartWith(t, t.TempDir(), config.Flags{Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0"})
 }
 
 // record fills a service with requests of two harnesses and three models,
@@ -64,16 +54,7 @@ func record(t *testing.T, svc *app.Service) {
 
 func scrape(t *testing.T, u, token string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	res, b := clienttest.Do(t, http.MethodGet, u, token, nil)
 	return res.StatusCode, string(b)
 }
 

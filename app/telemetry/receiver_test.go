@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"tollgate/app/apptest"
 	"tollgate/app/importer/testcorpus"
 	"tollgate/guard/api"
+	"tollgate/guard/client/clienttest"
 	"tollgate/storage"
 )
 
@@ -49,31 +49,13 @@ func readShared(t testing.TB, name string) []byte {
 // send POSTs a body to the service with its token.
 func send(t testing.TB, svc *app.Service, path, contentType string, body []byte, header ...string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, svc.URL+path, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+svc.Token())
-	req.Header.Set("Content-Type", contentType)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	res, raw := clienttest.Do(t, http.MethodPost, svc.URL+path, svc.Token(), body, append([]string{"Content-Type", contentType}, header...)...)
 	return res.StatusCode, raw
 }
 
 func getJSON(t testing.TB, svc *app.Service, path string, out any) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, svc.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+svc.Token())
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	res, raw := clienttest.Do(t, http.MethodGet, svc.URL+path, svc.Token(), nil)
 	if res.StatusCode == http.StatusOK && out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("GET %s: %v: %s", path, err, raw)
@@ -328,14 +310,7 @@ func TestOTLPNeedsTheToken(t *testing.T) {
 	if st, _ := send(t, svc, "/otlp/v1/traces", "application/json", []byte("{}")); st != http.StatusNotFound {
 		t.Fatalf("traces: %d, want 404", st)
 	}
-	req, _ := http.NewRequest(http.MethodGet, svc.URL+"/otlp/v1/logs", nil)
-	req.Header.Set("Authorization", "Bearer "+svc.Token())
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusMethodNotAllowed {
+	if res, _ := clienttest.Do(t, http.MethodGet, svc.URL+"/otlp/v1/logs", svc.Token(), nil); res.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("GET logs: %d, want 405", res.StatusCode)
 	}
 }

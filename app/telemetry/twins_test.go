@@ -12,6 +12,7 @@ import (
 
 	"tollgate/app"
 	"tollgate/app/apptest"
+	"tollgate/guard/client/clienttest"
 )
 
 // importTranscript imports the real transcript under its session's name,
@@ -24,8 +25,8 @@ func importTranscript(t *testing.T, svc *app.Service) {
 	}
 	body, _ := json.Marshal(map[string]any{"paths": []string{path}, "harness": "claude-code"})
 	// Importing is the owner's (the harness token of api.json may not).
-	if st, raw := send(t, svc, "/v1/import", "application/json", body, "Authorization", "Bearer "+svc.OwnerToken()); st != http.StatusOK {
-		t.Fatalf("import: %d %s", st, raw)
+	if res, raw := clienttest.Do(t, http.MethodPost, svc.URL+"/v1/import", svc.OwnerToken(), body, "Content-Type", "application/json"); res.StatusCode != http.StatusOK {
+		t.Fatalf("import: %d %s", res.StatusCode, raw)
 	}
 }
 

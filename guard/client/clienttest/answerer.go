@@ -34,9 +34,7 @@ func StartAnswerer(t testing.TB, url, token, choice string) *Answerer {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	a := &Answerer{choice: choice}
-	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/v1/events?answers=1", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
+	res, err := http.DefaultClient.Do(NewRequest("GET", url+"/v1/events?answers=1", token, nil).WithContext(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
