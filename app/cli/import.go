@@ -14,6 +14,7 @@ import (
 	"tollgate/app/home"
 	"tollgate/app/importer"
 	"tollgate/app/imports"
+	"tollgate/pricing"
 	"tollgate/storage/sqlite"
 )
 
@@ -118,7 +119,7 @@ func printImportResult(stdio IO, res imports.Result, err error) {
 		}
 	}
 	fmt.Fprintf(stdio.Stdout, "imported %d files (%s): %d requests, %d updated, %d folds in %d sessions",
-		len(res.Files)-res.Failed-unchanged, formatBytes(res.Bytes), res.Requests, res.Updated, res.Folds, len(res.Sessions))
+		len(res.Files)-res.Failed-unchanged, pricing.FormatBytes(res.Bytes), res.Requests, res.Updated, res.Folds, len(res.Sessions))
 	if unchanged > 0 {
 		fmt.Fprintf(stdio.Stdout, "; %d unchanged", unchanged)
 	}
@@ -141,18 +142,6 @@ func printImportResult(stdio IO, res imports.Result, err error) {
 func printFollowed(stdio IO, im follow.Imported) {
 	fmt.Fprintf(stdio.Stdout, "%s %s +%d requests, %d updated, +%d folds\n", time.Now().Format("15:04:05"),
 		strings.Join(im.Sessions, ", "), im.Requests, im.Updated, im.Folds)
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // progressBar draws a large import's progress on stderr: a redrawn bar on
@@ -194,7 +183,7 @@ func (b *progressBar) update(p imports.Progress) {
 	if t := int(10 * min(p.BytesDone, p.BytesTotal) / p.BytesTotal); t > b.tenth && t < 10 {
 		b.tenth = t
 		fmt.Fprintf(b.w, "importing: %d%% of %s, %d/%d files, %d requests, %d folds\n",
-			10*t, formatBytes(p.BytesTotal), p.FilesDone, p.FilesTotal, p.Requests, p.Folds)
+			10*t, pricing.FormatBytes(p.BytesTotal), p.FilesDone, p.FilesTotal, p.Requests, p.Folds)
 	}
 }
 
@@ -217,5 +206,5 @@ func renderBar(p imports.Progress, width int) string {
 		bar += ">" + strings.Repeat(" ", width-fill-1)
 	}
 	return fmt.Sprintf("[%s] %3.0f%% %s/%s · %d/%d files · %d requests · %d folds",
-		bar, frac*100, formatBytes(p.BytesDone), formatBytes(p.BytesTotal), p.FilesDone, p.FilesTotal, p.Requests, p.Folds)
+		bar, frac*100, pricing.FormatBytes(p.BytesDone), pricing.FormatBytes(p.BytesTotal), p.FilesDone, p.FilesTotal, p.Requests, p.Folds)
 }

@@ -50,7 +50,7 @@ func TestRunImportCommand(t *testing.T) {
 
 func TestProgressBar(t *testing.T) {
 	s := renderBar(imports.Progress{FilesDone: 3, FilesTotal: 10, BytesDone: 150 << 20, BytesTotal: 300 << 20, Requests: 1234, Folds: 5}, 20)
-	if s != "[==========>         ]  50% 150.0 MB/300.0 MB · 3/10 files · 1234 requests · 5 folds" {
+	if s != "[==========>         ]  50% 150.0 MiB/300.0 MiB · 3/10 files · 1234 requests · 5 folds" {
 		t.Fatalf("%q", s)
 	}
 	var buf bytes.Buffer
@@ -60,7 +60,7 @@ func TestProgressBar(t *testing.T) {
 	}
 	b.done()
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 9 || lines[0] != "importing: 10% of 1.0 GB, 0/4 files, 0 requests, 0 folds" || strings.Contains(buf.String(), "\x1b") {
+	if len(lines) != 9 || lines[0] != "importing: 10% of 1.0 GiB, 0/4 files, 0 requests, 0 folds" || strings.Contains(buf.String(), "\x1b") {
 		t.Fatalf("%q", buf.String())
 	}
 	buf.Reset()

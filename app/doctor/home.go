@@ -13,6 +13,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/home"
+	"tollgate/pricing"
 	"tollgate/storage/sqlite"
 )
 
@@ -128,9 +129,9 @@ func (d *doctor) checkDatabase(ctx context.Context) DoctorCheck {
 		return c
 	}
 	c.Facts["schemaVersion"] = version
-	c.Detail = fmt.Sprintf("%s: integrity ok, schema version %d, %s", path, version, humanBytes(size))
+	c.Detail = fmt.Sprintf("%s: integrity ok, schema version %d, %s", path, version, pricing.FormatBytes(size))
 	if wal > 0 {
-		c.Detail += " (+ " + humanBytes(wal) + " write-ahead log)"
+		c.Detail += " (+ " + pricing.FormatBytes(wal) + " write-ahead log)"
 	}
 	return c
 }
@@ -146,16 +147,4 @@ func (d *doctor) inspectDB(ctx context.Context, path string) (int, error) {
 		return d.opts.DB.SchemaVersion(ctx)
 	}
 	return sqlite.Inspect(ctx, path)
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
