@@ -47,7 +47,7 @@ var depRules = []depRule{
 	// The importer core: records, the driver and the Format registry; it
 	// never imports a harness folder (each registers itself).
 	{pattern: "app/importer", module: []string{"app/importer/jsonl", "pricing"}},
-	{pattern: "app/importer/testcorpus"},
+	{pattern: "app/harness/claudecode/testcorpus"},
 	{pattern: "app/harness/claudecode/cclog", module: []string{"app/harness/claudecode/cctool", "app/importer", "app/importer/jsonl", "pricing"}},
 	{pattern: "app/harness/codex/cxlog", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
 	{pattern: "app/harness/claudecode/ccfold", module: []string{"app/harness/claudecode/cclog", "app/importer"}},
@@ -75,7 +75,7 @@ var depRules = []depRule{
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},
 		external: []string{"github.com/wailsapp/wails/v2/pkg/", "fyne.io/systray", "github.com/godbus/dbus/"}},
 	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness",
-		"app/install", "app/desktop/sessionbus", "guard/api", "storage/sqlite", "build/desktop"}, external: []string{"github.com/godbus/dbus/"}},
+		"app/install", "app/desktop/sessionbus", "guard/api", "storage/sqlite", "build/desktop", "pricing"}, external: []string{"github.com/godbus/dbus/"}},
 	// OpenTelemetry in (OTLP receiver) and out (Prometheus, OTLP push).
 	{pattern: "app/telemetry", module: []string{"app/config", "app/harness", "app/home", "app/importer", "guard", "guard/api", "storage", "pricing"},
 		external: []string{"go.opentelemetry.io/", "github.com/prometheus/"}},
@@ -96,6 +96,7 @@ var depRules = []depRule{
 	{pattern: "build/desktop"},
 	{pattern: "integrations/opencode"},
 	{pattern: "test/harness"},
+	{pattern: "test/shareddata"},
 	{pattern: "test/harness/cmd/fakeprovider", module: []string{"test/harness"}},
 	{pattern: "test/bench/importbench", module: []string{"storage/sqlite", "storage", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
 }

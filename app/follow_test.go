@@ -13,7 +13,7 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/follow"
-	"tollgate/app/importer/testcorpus"
+	"tollgate/app/harness/claudecode/testcorpus"
 	"tollgate/guard/client/clienttest"
 )
 

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"tollgate/app/home"
-	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
 	"tollgate/guard/api"
 	"tollgate/storage/sqlite"
+	"tollgate/test/shareddata"
 )
 
 func TestBreaksCommand(t *testing.T) {
@@ -26,7 +26,7 @@ func TestBreaksCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := imports.Files(ctx, db, settings, []imports.Source{{Path: filepath.Join(testcorpus.SharedData(t), "claude-code")}}, nil); err != nil {
+	if _, err := imports.Files(ctx, db, settings, []imports.Source{{Path: filepath.Join(shareddata.Dir(t), "claude-code")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

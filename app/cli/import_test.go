@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"tollgate/app/importer/testcorpus"
+	"tollgate/app/harness/claudecode/testcorpus"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
 )

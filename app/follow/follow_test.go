@@ -24,11 +24,11 @@ import (
 	"tollgate/app/config"
 
 	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/claudecode/testcorpus"
 	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/harness/gemini"
 	"tollgate/app/harness/opencode/ocdb"
 	"tollgate/app/importer"
-	"tollgate/app/importer/testcorpus"
 	"tollgate/app/imports"
 	"tollgate/storage/sqlite"
 )

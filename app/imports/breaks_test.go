@@ -14,18 +14,19 @@ import (
 	"time"
 
 	"tollgate/app/config"
+	"tollgate/app/harness/claudecode/testcorpus"
 	"tollgate/app/home"
-	"tollgate/app/importer/testcorpus"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
+	"tollgate/test/shareddata"
 )
 
 // importShared imports every real transcript of ../shared/data into a fresh
 // database and returns the database and the sessions' ledgers.
 func importShared(t *testing.T) (*sqlite.DB, map[string][]storage.Break) {
 	t.Helper()
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	db, settings, _ := importEnv(t)
 	ctx := context.Background()
 	srcs := []Source{

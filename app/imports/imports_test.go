@@ -17,13 +17,14 @@ import (
 
 	"tollgate/app/config"
 	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/claudecode/testcorpus"
 	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/home"
 	"tollgate/app/importer"
-	"tollgate/app/importer/testcorpus"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
+	"tollgate/test/shareddata"
 )
 
 func importEnv(t testing.TB) (*sqlite.DB, *config.Settings, string) {
@@ -135,7 +136,7 @@ func addTokens(a, b pricing.Usage) pricing.Usage {
 }
 
 func TestImportRealDataMatchesRawLines(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	ctx := context.Background()
 	db, settings, _ := importEnv(t)
 	res, err := Files(ctx, db, settings, []Source{{Path: data}}, nil)
@@ -539,7 +540,7 @@ func TestImportSkipsEmptyAndForeignFiles(t *testing.T) {
 }
 
 func TestDetectRealFiles(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	files, err := Walk(data, "")
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 
 	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/app/harness/claudecode/cclog"
+	"tollgate/app/harness/claudecode/testcorpus"
 	"tollgate/app/importer"
-	"tollgate/app/importer/testcorpus"
 )
 
 // The predictions an import stores are the ones the PreCompact hook makes

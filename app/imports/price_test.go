@@ -11,8 +11,9 @@ import (
 	"testing"
 
 	"tollgate/app/config"
-	"tollgate/app/importer/testcorpus"
+	"tollgate/app/harness/claudecode/testcorpus"
 	"tollgate/storage"
+	"tollgate/test/shareddata"
 )
 
 // priceTable is what `tollgate price FILE` prints below its header: the
@@ -39,7 +40,7 @@ func priceTable(t *testing.T, path string) (string, error) {
 // earlier transcripts beside it): the predictor's targets are within 10 %
 // of the bill, or inside a band with high ≤ 2 × low.
 func TestPriceRealFolds(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	settings := func() *config.Settings { _, s, _ := importEnv(t); return s }()
 	for _, tc := range []struct {
 		file    string
@@ -118,7 +119,7 @@ func derefF(p *float64) any {
 // `tollgate price --format json`: one entry per fold, the prediction
 // beside the bill.
 func TestPriceJSON(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	_, settings, _ := importEnv(t)
 	path := filepath.Join(data, "claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
 	sl, err := ReadSessionLog(path, "")

@@ -11,8 +11,8 @@ import (
 	"tollgate/app/config"
 	"tollgate/app/harness/claudecode/ccfold"
 	"tollgate/app/home"
-	"tollgate/app/importer/testcorpus"
 	"tollgate/storage/sqlite"
+	"tollgate/test/shareddata"
 )
 
 // BenchmarkImportRealTranscripts imports the real Claude Code transcripts
@@ -23,7 +23,7 @@ import (
 // cpu.prof ./app/imports/`); `make bench-import` measures the same work on
 // a 295 MB corpus beside ccusage.
 func BenchmarkImportRealTranscripts(b *testing.B) {
-	data := filepath.Join(testcorpus.SharedData(b), "claude-code")
+	data := filepath.Join(shareddata.Dir(b), "claude-code")
 	files, err := Walk(data, "claude-code")
 	if err != nil || len(files) == 0 {
 		b.Fatalf("%d files: %v", len(files), err)
@@ -61,7 +61,7 @@ func BenchmarkImportRealTranscripts(b *testing.B) {
 // time from the cache too, and a session learning into its copy leaves
 // the cached one as it was.
 func TestHistoryCacheMatchesReplay(t *testing.T) {
-	data := filepath.Join(testcorpus.SharedData(t), "claude-code")
+	data := filepath.Join(shareddata.Dir(t), "claude-code")
 	dir := t.TempDir()
 	mains, _ := filepath.Glob(filepath.Join(data, "*.jsonl"))
 	var paths []string

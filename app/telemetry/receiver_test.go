@@ -18,10 +18,10 @@ import (
 
 	"tollgate/app"
 	"tollgate/app/apptest"
-	"tollgate/app/importer/testcorpus"
 	"tollgate/guard/api"
 	"tollgate/guard/client/clienttest"
 	"tollgate/storage"
+	"tollgate/test/shareddata"
 )
 
 // The real capture of Claude Code 2.1.332 (shared/data/otel): one
@@ -34,7 +34,7 @@ const (
 // otelData is ../shared/data/otel (the real capture), or skips.
 func otelData(t testing.TB) string {
 	t.Helper()
-	return filepath.Join(testcorpus.SharedData(t), "otel")
+	return filepath.Join(shareddata.Dir(t), "otel")
 }
 
 func readShared(t testing.TB, name string) []byte {

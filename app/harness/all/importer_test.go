@@ -16,8 +16,8 @@ import (
 	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/importer"
+	"tollgate/test/shareddata"
 
-	"tollgate/app/importer/testcorpus"
 	"tollgate/pricing"
 )
 
@@ -239,7 +239,7 @@ func claudeSessions(t *testing.T, data string) map[string][]string {
 }
 
 func TestClaudeCodeRealSessions(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	var folds int
 	for main, subs := range claudeSessions(t, data) {
 		t.Run(filepath.Base(main), func(t *testing.T) {
@@ -260,7 +260,7 @@ func TestClaudeCodeRealSessions(t *testing.T) {
 // The figures the issue quotes for the real sessions, as ccusage counts
 // them too: pinned, so a change of either decode shows.
 func TestClaudeCodeRealSessionFigures(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	main := filepath.Join(data, "claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
 	if _, err := os.Stat(main); err != nil {
 		t.Skip("258c7280 transcript absent")
@@ -298,7 +298,7 @@ func wantCodex(t testing.TB, path string) want {
 }
 
 func TestCodexRealRollout(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	path := filepath.Join(data, "codex", "crud.jsonl")
 	if _, err := os.Stat(path); err != nil {
 		t.Skip("crud.jsonl absent")

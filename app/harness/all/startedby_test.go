@@ -13,8 +13,7 @@ import (
 	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/harness/dsh"
 	"tollgate/app/importer"
-
-	"tollgate/app/importer/testcorpus"
+	"tollgate/test/shareddata"
 )
 
 // startedByAt parses files and maps each new request's first-line time
@@ -43,7 +42,7 @@ func startedByAt(t *testing.T, files ...string) map[string]string {
 // TestStartedByRealTranscripts: the requests the issue names, read from the
 // shared transcripts themselves.
 func TestStartedByRealTranscripts(t *testing.T) {
-	dir := filepath.Join(testcorpus.SharedData(t), "claude-code")
+	dir := filepath.Join(shareddata.Dir(t), "claude-code")
 	got := startedByAt(t, filepath.Join(dir, "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"))
 	for at, want := range map[string]string{
 		"20:19:04 ": importer.StartedByPrompt,       // "continue" after 4 h 11 min
@@ -161,7 +160,7 @@ func TestStartedByEveryKind(t *testing.T) {
 // TestStartedByCodex: the shared rollout's requests, each after a prompt or
 // a tool result; a synthetic rollout's request after its compaction.
 func TestStartedByCodex(t *testing.T) {
-	path := filepath.Join(testcorpus.SharedData(t), "codex", "crud.jsonl")
+	path := filepath.Join(shareddata.Dir(t), "codex", "crud.jsonl")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -10,12 +10,12 @@ import (
 
 	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/app/importer"
-	"tollgate/app/importer/testcorpus"
+	"tollgate/test/shareddata"
 )
 
 // sharedData is the real Claude Code transcripts; tests that need them
 // skip without.
-func sharedData(t testing.TB) string { return filepath.Join(testcorpus.SharedData(t), "claude-code") }
+func sharedData(t testing.TB) string { return filepath.Join(shareddata.Dir(t), "claude-code") }
 
 // loadTrace parses a transcript with the trace, as the hook and price do.
 func loadTrace(t testing.TB, path string) *importer.Result {

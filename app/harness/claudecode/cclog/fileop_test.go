@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"tollgate/app/importer/testcorpus"
+	"tollgate/test/shareddata"
 )
 
 // fileOpReference is the tracer's file op decoded with encoding/json: the
@@ -110,7 +110,7 @@ func decodeTexts(t *testing.T, ev *TraceEvent) {
 // TestFileOpMatchesReference holds the scanner's decoding of every file
 // tool's input and result in the real transcripts to encoding/json's.
 func TestFileOpMatchesReference(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	paths, _ := filepath.Glob(filepath.Join(data, "claude-code", "*.jsonl"))
 	more, _ := filepath.Glob(filepath.Join(data, "claude-code", "*", "subagents", "*.jsonl"))
 	paths = append(paths, more...)

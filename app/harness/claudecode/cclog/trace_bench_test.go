@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"tollgate/app/importer"
-
-	"tollgate/app/importer/testcorpus"
+	"tollgate/test/shareddata"
 )
 
 // BenchmarkTraceRealTranscripts parses the real main transcripts as an
@@ -25,7 +24,7 @@ func BenchmarkParseRealTranscripts(b *testing.B) {
 }
 
 func benchRealTranscripts(b *testing.B, trace bool) {
-	paths, _ := filepath.Glob(filepath.Join(testcorpus.SharedData(b), "claude-code", "*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join(shareddata.Dir(b), "claude-code", "*.jsonl"))
 	var files [][]byte
 	var size int64
 	for _, p := range paths {

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"tollgate/app/importer"
+	"tollgate/test/shareddata"
 
 	"tollgate/app/harness/claudecode/cctool"
 	"tollgate/app/importer/jsonl"
-	"tollgate/app/importer/testcorpus"
 )
 
 // refTracer is the tracer without the in-place decoding of lines (each
@@ -272,7 +272,6 @@ func refUserContent(content []byte, meta bool) (n int, text string, uses []strin
 	return n, sb.String(), uses
 }
 
-
 // traceLogReordered and traceLogMetaLast are traceLog with each line's
 // fields in other orders: the tool result before the message, the type
 // after it (the tracer then reads the content and the result after the
@@ -345,7 +344,7 @@ func traceBoth(t *testing.T, data []byte, live bool) (*importer.Result, error) {
 // TestTraceMatchesReference holds the tracer's one-walk reading of the
 // real transcripts (and of traceLog) to the reference's.
 func TestTraceMatchesReference(t *testing.T) {
-	data := testcorpus.SharedData(t)
+	data := shareddata.Dir(t)
 	paths, _ := filepath.Glob(filepath.Join(data, "claude-code", "*.jsonl"))
 	if len(paths) == 0 {
 		t.Fatal("no transcripts")

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 )
 
@@ -316,29 +315,3 @@ const DSHPriceLog = `{"type":"header","format":"dsh.session","version":1,"sessio
 {"type":"compaction/prune","at":"2026-11-30T10:02:00Z","id":"p1","trigger":"pressure","preTokens":32000,"units":2,"shadowedTokens":9000,"fromTokens":3000}
 {"type":"assistant/message","at":"2026-11-30T10:02:30Z","id":"m5","usage":{"inputTokens":8000,"cacheReadTokens":15936,"outputTokens":200}}
 `
-
-// SharedData is the real session data (../shared/data beside the
-// repository's checkout, found from the go.mod above the test's folder).
-// A test that needs it is skipped where the clone has none: synthetic logs
-// cover the formats there.
-func SharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = filepath.Dir(dir)
-	}
-	data := filepath.Join(filepath.Dir(dir), "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("real session data not found at %s (it sits beside the repository as ../shared/data)", data)
-	}
-	return data
-}
