@@ -476,7 +476,7 @@ func BenchmarkImport(b *testing.B) {
 		ccusage, _ = exec.LookPath("ccusage")
 	}
 	if ccusage == "" {
-		b.Log("ccusage not found ($CCUSAGE or PATH): reporting tollgate alone; app/importer/testdata/ccusage-bench.sh runs both")
+		b.Log("ccusage not found ($CCUSAGE or PATH): reporting tollgate alone; app/imports/testdata/ccusage-bench.sh runs both")
 	}
 	ctx := context.Background()
 	var ours, theirs time.Duration

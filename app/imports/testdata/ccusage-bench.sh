@@ -6,8 +6,8 @@
 # at the corpus) and tollgate's import of the same files into a fresh
 # database. It reports MB/s for both and x-ccusage = ccusage time / ours.
 #
-#   sh app/importer/testdata/ccusage-bench.sh [benchtime, default 3x]
-#   TOLLGATE_BENCH_MB=100 sh app/importer/testdata/ccusage-bench.sh 1x
+#   sh app/imports/testdata/ccusage-bench.sh [benchtime, default 3x]
+#   TOLLGATE_BENCH_MB=100 sh app/imports/testdata/ccusage-bench.sh 1x
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 tmp=$(mktemp -d)
@@ -16,4 +16,4 @@ trap 'rm -rf "$tmp"' EXIT
 export CCUSAGE="$tmp/node_modules/.bin/ccusage"
 "$CCUSAGE" --version
 cd "$root"
-go test -run '^$' -bench '^BenchmarkImport$' -benchtime "${1:-3x}" -timeout 30m ./app/
+go test -run '^$' -bench '^BenchmarkImport$' -benchtime "${1:-3x}" -timeout 30m ./app/imports/
