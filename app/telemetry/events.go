@@ -368,16 +368,31 @@ func (e event) requestID(at time.Time, parts ...string) string {
 	return id + ":t" + strconv.FormatInt(at.UnixNano(), 10)
 }
 
+// fields reads what every harness's request event names: its session id
+// (under sessionKey), its model and its token counts (required ones and
+// the others).
+func (e event) fields(sessionKey string, required []string, optional ...string) (session, model string, c map[string]int64, err error) {
+	if session, err = e.id(sessionKey); err != nil {
+		return
+	}
+	if model, err = e.model(); err != nil {
+		return
+	}
+	c, err = e.counts(required, optional...)
+	return
+}
+
+// request is the stored request of an event of harness h: its session
+// (importer.SessionID) priced by provider and model, received over OTLP.
+func request(h, provider, session, model string, window int64, id string, at time.Time, purpose string, u pricing.Usage) *storage.Request {
+	return &storage.Request{
+		Session:   storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: provider, Model: model, ContextWindow: window},
+		RequestID: id, At: at, Purpose: purpose, Provider: provider, Model: model, Usage: u, Via: storage.ViaOTLP,
+	}
+}
+
 func (e event) claudeRequest(at time.Time, h string) (*storage.Request, error) {
-	session, err := e.id("session.id")
-	if err != nil {
-		return nil, err
-	}
-	model, err := e.model()
-	if err != nil {
-		return nil, err
-	}
-	c, err := e.counts([]string{"input_tokens", "output_tokens"},
+	session, model, c, err := e.fields("session.id", []string{"input_tokens", "output_tokens"},
 		"cache_read_tokens", "cache_creation_tokens", "cache_creation_5m_tokens", "cache_creation_1h_tokens")
 	if err != nil {
 		return nil, err
@@ -404,48 +419,24 @@ func (e event) claudeRequest(at time.Time, h string) (*storage.Request, error) {
 	if model == "" {
 		window = 0
 	}
-	return &storage.Request{
-		Session:   storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: "anthropic", Model: model, ContextWindow: window},
-		RequestID: e.requestID(at, e.str("prompt.id")), At: at, Purpose: purpose,
-		Provider: "anthropic", Model: model, Usage: u, Via: storage.ViaOTLP,
-	}, nil
+	return request(h, "anthropic", session, model, window, e.requestID(at, e.str("prompt.id")), at, purpose, u), nil
 }
 
 func (e event) codexRequest(at time.Time, h string) (*storage.Request, error) {
 	if e.str("event.kind") != "response.completed" {
 		return nil, nil
 	}
-	session, err := e.id("conversation.id")
-	if err != nil {
-		return nil, err
-	}
-	model, err := e.model()
-	if err != nil {
-		return nil, err
-	}
-	c, err := e.counts([]string{"input_token_count", "output_token_count"}, "cached_token_count")
+	session, model, c, err := e.fields("conversation.id", []string{"input_token_count", "output_token_count"}, "cached_token_count")
 	if err != nil {
 		return nil, err
 	}
 	cached := min(c["cached_token_count"], c["input_token_count"])
 	u := pricing.Usage{Input: c["input_token_count"] - cached, CacheRead: cached, Output: c["output_token_count"]}
-	return &storage.Request{
-		Session:   storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: "openai", Model: model},
-		RequestID: e.requestID(at), At: at, Purpose: storage.PurposeConversation,
-		Provider: "openai", Model: model, Usage: u, Via: storage.ViaOTLP,
-	}, nil
+	return request(h, "openai", session, model, 0, e.requestID(at), at, storage.PurposeConversation, u), nil
 }
 
 func (e event) geminiRequest(at time.Time, h string) (*storage.Request, error) {
-	session, err := e.id("session.id")
-	if err != nil {
-		return nil, err
-	}
-	model, err := e.model()
-	if err != nil {
-		return nil, err
-	}
-	c, err := e.counts([]string{"input_token_count", "output_token_count"}, "cached_content_token_count", "thoughts_token_count", "tool_token_count")
+	session, model, c, err := e.fields("session.id", []string{"input_token_count", "output_token_count"}, "cached_content_token_count", "thoughts_token_count", "tool_token_count")
 	if err != nil {
 		return nil, err
 	}
@@ -454,11 +445,7 @@ func (e event) geminiRequest(at time.Time, h string) (*storage.Request, error) {
 	// session file's import counts it (app/harness/gemini): both witnesses
 	// of one request must agree to be counted once.
 	u := pricing.Usage{Input: c["input_token_count"] - cached + c["tool_token_count"], CacheRead: cached, Output: c["output_token_count"] + c["thoughts_token_count"]}
-	return &storage.Request{
-		Session:   storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: "google", Model: model},
-		RequestID: e.requestID(at, e.str("prompt_id")), At: at, Purpose: storage.PurposeConversation,
-		Provider: "google", Model: model, Usage: u, Via: storage.ViaOTLP,
-	}, nil
+	return request(h, "google", session, model, 0, e.requestID(at, e.str("prompt_id")), at, storage.PurposeConversation, u), nil
 }
 
 func truncate(s string, n int) string {
