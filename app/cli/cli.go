@@ -82,6 +82,15 @@ func parse(fset *flag.FlagSet, args []string) error {
 // resolveHome is the home of a command's --home flag.
 func resolveHome(common *CommonFlags) (string, error) { return home.ResolveHome(common.Home) }
 
+// parseHome parses a command's flags (parse) and resolves the home its
+// --home names (resolveHome).
+func parseHome(fset *flag.FlagSet, common *CommonFlags, args []string) (string, error) {
+	if err := parse(fset, args); err != nil {
+		return "", err
+	}
+	return resolveHome(common)
+}
+
 // loadSettings reads a home's config.yaml for a command that prices without
 // a running tollgate.
 func loadSettings(dir string) (*config.Settings, error) {

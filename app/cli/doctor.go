@@ -22,10 +22,7 @@ the command that fixes each problem. Exit status 0 when nothing needed is
 missing (warnings allowed), 1 otherwise.`)
 		fset.PrintDefaults()
 	}
-	if err := parse(fset, args); err != nil {
-		return err
-	}
-	dir, err := resolveHome(common)
+	dir, err := parseHome(fset, common, args)
 	if err != nil {
 		return err
 	}

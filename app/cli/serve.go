@@ -20,10 +20,7 @@ func Serve(ctx context.Context, args []string, stdio IO, version string, assets 
 		fmt.Fprintln(stdio.Stderr, "usage: tollgate serve [--home DIR] [--listen ADDR] [--insecure-listen] [--mode MODE]\n\nRuns the API and the browser UI without a window and prints a login URL.")
 		fset.PrintDefaults()
 	}
-	if err := parse(fset, args); err != nil {
-		return err
-	}
-	dir, err := resolveHome(common)
+	dir, err := parseHome(fset, common, args)
 	if err != nil {
 		return err
 	}
@@ -76,10 +73,7 @@ func Login(ctx context.Context, args []string, stdio IO) error {
 func Token(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("token", stdio, false)
 	rotate := fset.Bool("rotate", false, "replace the token and the owner token; clients must re-read api.json")
-	if err := parse(fset, args); err != nil {
-		return err
-	}
-	dir, err := resolveHome(common)
+	dir, err := parseHome(fset, common, args)
 	if err != nil {
 		return err
 	}
