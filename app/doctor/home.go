@@ -57,10 +57,7 @@ func (d *doctor) checkToken(context.Context) DoctorCheck {
 		return c
 	}
 	if err != nil {
-		c.Status = DoctorError
-		c.Detail = err.Error()
-		c.Fix = "ls -l " + home.ShellQuote(path)
-		return c
+		return unreadable(c, path, err)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		c.Status = DoctorError
@@ -101,10 +98,7 @@ func (d *doctor) checkDatabase(ctx context.Context) DoctorCheck {
 		return c
 	}
 	if err != nil {
-		c.Status = DoctorError
-		c.Detail = err.Error()
-		c.Fix = "ls -l " + home.ShellQuote(path)
-		return c
+		return unreadable(c, path, err)
 	}
 	size := fi.Size()
 	var wal int64
@@ -147,4 +141,13 @@ func (d *doctor) inspectDB(ctx context.Context, path string) (int, error) {
 		return d.opts.DB.SchemaVersion(ctx)
 	}
 	return sqlite.Inspect(ctx, path)
+}
+
+// unreadable is c failed on a file it cannot stat: the error, and a look
+// at the file as the fix.
+func unreadable(c DoctorCheck, path string, err error) DoctorCheck {
+	c.Status = DoctorError
+	c.Detail = err.Error()
+	c.Fix = "ls -l " + home.ShellQuote(path)
+	return c
 }
