@@ -21,6 +21,15 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 	configDir := filepath.Join(home, ".claude-config")
 	work := filepath.Join(home, "work")
 	os.MkdirAll(work, 0o755)
+	// TOLLGATE_SAMPLE_DIR (sample_test.go): the session's transcripts.
+	keepSample(t, "claude-code", func(dst string) error {
+		main, _ := filepath.Glob(filepath.Join(configDir, "projects", "*", "*.jsonl"))
+		if len(main) != 1 {
+			return fmt.Errorf("transcripts %v", main)
+		}
+		stem := strings.TrimSuffix(filepath.Base(main[0]), ".jsonl")
+		return copyFiles(filepath.Dir(main[0]), dst, stem+".jsonl", filepath.Join(stem, "subagents", "*"))
+	})
 
 	// Install the hook the way a user does; tollgate (which runs with the
 	// same HOME) sees it installed, verified, and armed.
@@ -149,6 +158,17 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 	tg.get(t, "/v1/engines", &engines)
 	if engines.Armed || engines.Integrations[0].Installed {
 		t.Fatalf("after --uninstall: %+v", engines)
+	}
+
+	// For the sample only (TOLLGATE_SAMPLE_DIR), a last turn in which the
+	// model calls the Agent tool, so the session has a subagent's
+	// transcript too: nothing above has seen it.
+	if sampleDir("claude-code") != "" {
+		r := run(t, p, work, claude, e.claude, "-p", "-c", SubagentMarker+" Ask a subagent to reply.")
+		subs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(transcript, ".jsonl"), "subagents", "*.jsonl"))
+		if r.code != 0 || r.reqs != 3 || len(subs) == 0 {
+			t.Fatalf("the subagent turn: exit %d, %d requests (want 3: the call, the subagent's, the answer), subagent transcripts %v", r.code, r.reqs, subs)
+		}
 	}
 }
 

@@ -70,6 +70,14 @@ func TestCodexPreCompactHook(t *testing.T) {
 	}
 	environ = append(environ, "CODEX_HOME="+codexHome, "FAKE_OPENAI_API_KEY=sk-test-dummy")
 	tg := startTollgate(t, e, environ)
+	// TOLLGATE_SAMPLE_DIR (sample_test.go): the session's rollout.
+	keepSample(t, "codex", func(dst string) error {
+		rollouts, _ := filepath.Glob(filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+		if len(rollouts) != 1 {
+			return fmt.Errorf("rollouts %v", rollouts)
+		}
+		return copyFile(rollouts[0], filepath.Join(dst, filepath.Base(rollouts[0])))
+	})
 
 	install := exec.Command(e.bin, "hook", "codex", "--install", "--home", tg.Home, "--timeout", "60")
 	install.Env = environ

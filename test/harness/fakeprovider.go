@@ -262,6 +262,10 @@ func (p *Provider) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	prompt, last := anthropicPrompt(req)
 	compaction := isSummaryRequest(last) && strings.Contains(strings.ToLower(last), "conversation")
+	if !compaction && strings.Contains(last, SubagentMarker) {
+		p.agentCall(w, req, body, prompt)
+		return
+	}
 	text := "ok."
 	if compaction {
 		text = "<analysis>The user sent prompts.</analysis>\n<summary>1. Primary Request: the user sent long prompts; the assistant acknowledged each.</summary>"
@@ -308,5 +312,58 @@ func (p *Provider) messages(w http.ResponseWriter, r *http.Request) {
 	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": text}})
 	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": output}})
+	send("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// SubagentMarker in a prompt makes the Anthropic fake answer with a call of
+// Claude Code's Agent tool (a general-purpose subagent told to reply), so
+// the session gets a subagent's transcript; the subagent's own request and
+// the turn's next one are answered "ok.".
+const SubagentMarker = "[tollgate-test: run a subagent]"
+
+// agentCall streams one tool_use block calling the Agent tool.
+func (p *Provider) agentCall(w http.ResponseWriter, req messagesRequest, body, prompt []byte) {
+	input, _ := json.Marshal(map[string]any{"description": "Acknowledge the note", "prompt": "Reply with the word ok.",
+		"subagent_type": "general-purpose", "run_in_background": false})
+	output := int64(len(input)+3) / 4
+	tokens, cached := p.account("anthropic", "/v1/messages", body, prompt, false, output)
+	uncached := tokens - cached
+	p.log.Info("fake provider: messages (Agent tool call)", "prompt", tokens, "cached", cached, "stream", req.Stream, "model", req.Model)
+	model := req.Model
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	usage := map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
+		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": output}
+	msgID := fmt.Sprintf("msg_fake%d", time.Now().UnixNano())
+	toolID := fmt.Sprintf("toolu_fake%d", time.Now().UnixNano())
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": msgID, "type": "message", "role": "assistant", "model": model,
+			"content":     []any{map[string]any{"type": "tool_use", "id": toolID, "name": "Agent", "input": json.RawMessage(input)}},
+			"stop_reason": "tool_use", "stop_sequence": nil, "usage": usage,
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	send := func(event string, v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	start := map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
+		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": 1}
+	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": start}})
+	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+		"content_block": map[string]any{"type": "tool_use", "id": toolID, "name": "Agent", "input": map[string]any{}}})
+	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": output}})
 	send("message_stop", map[string]any{"type": "message_stop"})
 }

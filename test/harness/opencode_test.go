@@ -187,6 +187,11 @@ func openCodeWorldListing(t *testing.T, listed bool) (w world, bin, work string,
 func TestOpenCodePlugin(t *testing.T) {
 	w, bin, work, environ := openCodeWorld(t)
 	p, home, tg := w.p, w.home, w.tg
+	// TOLLGATE_SAMPLE_DIR (sample_test.go): the database, once the server
+	// (stopped by a cleanup registered after this one) has let go of it.
+	keepSample(t, "opencode", func(dst string) error {
+		return copyDB(filepath.Join(home, ".local", "share", "opencode", "opencode.db"), filepath.Join(dst, "opencode.db"))
+	})
 	start := time.Now()
 	server := openCodeServer(t, bin, work, environ)
 	t.Logf("opencode serve ready in %v (it installs @opencode-ai/plugin into its config folder on first start)", time.Since(start).Round(time.Millisecond))

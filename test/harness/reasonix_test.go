@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,4 +155,60 @@ context_window = 16000
 			t.Fatalf("folds %+v: every allowed summary landed, nothing declined did", series.Folds)
 		}
 	}
+
+	// For the sample only (TOLLGATE_SAMPLE_DIR): one more run, through a
+	// tap (reasonixTap), after everything above was checked.
+	if sampleDir("reasonix") != "" {
+		tap := reasonixTap(t, e, environ, home, pluginDir, work)
+		keepSample(t, "reasonix", func(dst string) error {
+			return copyFiles(tap, dst, "*.jsonl")
+		})
+		ui.setAnswer("allow-once")
+		r = run(t, p, work, environ, e.reasonx, "run", "-c", bigPrompt("tap"))
+		sent, _ := os.ReadFile(filepath.Join(tap, "reasonix-to-sidecar.jsonl"))
+		if r.code != 0 || r.compac < 1 || !strings.Contains(string(sent), `"compaction.prepare"`) {
+			t.Fatalf("the tapped run: exit %d, %d compaction requests, %d bytes sent to the sidecar", r.code, r.compac, len(sent))
+		}
+	}
+}
+
+// reasonixTap reinstalls tollgate's plugin (its manifest as written to
+// pluginDir, `reasonix plugin install --replace`) with runtime.command a
+// shell script that runs the same sidecar between two tees: what Reasonix
+// writes to the sidecar's stdin goes to <tap>/reasonix-to-sidecar.jsonl and
+// what the sidecar answers to <tap>/sidecar-to-reasonix.jsonl, byte for
+// byte, one JSON-RPC frame a line. The plugin then no longer runs tollgate
+// itself, so Status no longer verifies it: only a last run uses it. It
+// returns the tap folder.
+func reasonixTap(t *testing.T, e env, environ []string, home, pluginDir, work string) string {
+	t.Helper()
+	tap := filepath.Join(home, "reasonix-tap")
+	tapped := filepath.Join(home, "tollgate-plugin-tapped")
+	os.MkdirAll(tap, 0o755)
+	os.MkdirAll(tapped, 0o755)
+	b, err := os.ReadFile(filepath.Join(pluginDir, "reasonix-plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := m["runtime"].(map[string]any)
+	command, _ := rt["command"].(string)
+	if command == "" || strings.ContainsAny(command+tap, "'\n") {
+		t.Fatalf("runtime %v", rt)
+	}
+	script := filepath.Join(tapped, "tap.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\n"+
+		"tee -a '"+filepath.Join(tap, "reasonix-to-sidecar.jsonl")+"' | '"+command+"' \"$@\" | tee -a '"+filepath.Join(tap, "sidecar-to-reasonix.jsonl")+"'\n"), 0o755)
+	rt["command"] = script
+	b, _ = json.MarshalIndent(m, "", "  ")
+	os.WriteFile(filepath.Join(tapped, "reasonix-plugin.json"), b, 0o644)
+	cmd := exec.Command(e.reasonx, "plugin", "install", tapped, "--yes", "--replace")
+	cmd.Env, cmd.Dir = environ, work
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("reasonix plugin install (tapped): %v\n%s", err, out)
+	}
+	return tap
 }
