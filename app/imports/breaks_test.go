@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"tollgate/app/config"
-	"tollgate/app/harness/claudecode/testcorpus"
-	"tollgate/app/home"
 	"tollgate/pricing"
 	"tollgate/storage"
 	"tollgate/storage/sqlite"
@@ -160,34 +157,18 @@ func TestLedgerOfRealTranscripts(t *testing.T) {
 // processes on a shared machine disturb far less. The budget is
 // 10 %.
 func BenchmarkImportLedger(b *testing.B) {
-	mb := int64(300)
-	if v := os.Getenv("TOLLGATE_BENCH_MB"); v != "" {
-		fmt.Sscan(v, &mb)
-	}
-	corpus := b.TempDir()
-	st, err := testcorpus.ClaudeCode(corpus, testcorpus.Options{Bytes: mb << 20, Seed: 42})
-	if err != nil {
-		b.Fatal(err)
-	}
+	corpus, st := benchCorpus(b)
 	ctx := context.Background()
 	var with, without, withCPU, withoutCPU time.Duration
 	var breaks int64
 	run := func(dir string, ledger bool) {
-		dbDir := b.TempDir()
-		cfg, err := config.LoadConfig(dbDir, config.Flags{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		db, err := sqlite.Open(ctx, home.DBPath(dbDir))
-		if err != nil {
-			b.Fatal(err)
-		}
+		db, settings, _ := openHome(b)
 		defer db.Close()
 		db.SetLedger(ledger)
 		runtime.GC()
 		cpu0 := cpuTime(b)
 		start := time.Now()
-		res, err := Files(ctx, db, config.NewSettings(cfg), []Source{{Path: filepath.Join(dir, "projects")}}, nil)
+		res, err := Files(ctx, db, settings, []Source{{Path: filepath.Join(dir, "projects")}}, nil)
 		d := time.Since(start)
 		c := cpuTime(b) - cpu0
 		if err != nil || res.Requests != st.Requests {

@@ -29,6 +29,15 @@ import (
 
 func importEnv(t testing.TB) (*sqlite.DB, *config.Settings, string) {
 	t.Helper()
+	db, settings, dir := openHome(t)
+	t.Cleanup(func() { db.Close() })
+	return db, settings, dir
+}
+
+// openHome is a fresh home's database and settings; the caller closes the
+// database.
+func openHome(t testing.TB) (*sqlite.DB, *config.Settings, string) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.LoadConfig(dir, config.Flags{})
 	if err != nil {
@@ -38,8 +47,22 @@ func importEnv(t testing.TB) (*sqlite.DB, *config.Settings, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
 	return db, config.NewSettings(cfg), dir
+}
+
+// benchCorpus writes the generated Claude Code corpus the import
+// benchmarks read: TOLLGATE_BENCH_MB megabytes (default 300).
+func benchCorpus(b *testing.B) (string, testcorpus.Stats) {
+	mb := int64(300)
+	if v := os.Getenv("TOLLGATE_BENCH_MB"); v != "" {
+		fmt.Sscan(v, &mb)
+	}
+	corpus := b.TempDir()
+	st, err := testcorpus.ClaudeCode(corpus, testcorpus.Options{Bytes: mb << 20, Seed: 42})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return corpus, st
 }
 
 // ── an independent decode of a Claude Code session's raw lines ──────────
@@ -462,15 +485,7 @@ func TestImportBesideARunningWriter(t *testing.T) {
 }
 
 func BenchmarkImport(b *testing.B) {
-	mb := int64(300)
-	if v := os.Getenv("TOLLGATE_BENCH_MB"); v != "" {
-		fmt.Sscan(v, &mb)
-	}
-	corpus := b.TempDir()
-	st, err := testcorpus.ClaudeCode(corpus, testcorpus.Options{Bytes: mb << 20, Seed: 42})
-	if err != nil {
-		b.Fatal(err)
-	}
+	corpus, st := benchCorpus(b)
 	ccusage := os.Getenv("CCUSAGE")
 	if ccusage == "" {
 		ccusage, _ = exec.LookPath("ccusage")
@@ -484,15 +499,7 @@ func BenchmarkImport(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		dir := b.TempDir()
-		cfg, err := config.LoadConfig(dir, config.Flags{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		db, err := sqlite.Open(ctx, home.DBPath(dir))
-		if err != nil {
-			b.Fatal(err)
-		}
+		db, settings, _ := openHome(b)
 		if ccusage != "" {
 			cmd := exec.Command(ccusage, "session", "--json", "--offline")
 			cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+corpus)
@@ -504,7 +511,7 @@ func BenchmarkImport(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		res, err := Files(ctx, db, config.NewSettings(cfg), []Source{{Path: filepath.Join(corpus, "projects")}}, nil)
+		res, err := Files(ctx, db, settings, []Source{{Path: filepath.Join(corpus, "projects")}}, nil)
 		ours += time.Since(start)
 		b.StopTimer()
 		if err != nil || res.Requests != st.Requests || res.Folds != st.Folds {

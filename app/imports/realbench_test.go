@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"tollgate/app/config"
 	"tollgate/app/harness/claudecode/ccfold"
-	"tollgate/app/home"
-	"tollgate/storage/sqlite"
+	"tollgate/app/harness/claudecode/cclog"
 	"tollgate/test/shareddata"
 )
 
@@ -36,17 +34,9 @@ func BenchmarkImportRealTranscripts(b *testing.B) {
 	b.SetBytes(size)
 	for b.Loop() {
 		b.StopTimer()
-		dir := b.TempDir()
-		cfg, err := config.LoadConfig(dir, config.Flags{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		db, err := sqlite.Open(ctx, home.DBPath(dir))
-		if err != nil {
-			b.Fatal(err)
-		}
+		db, settings, _ := openHome(b)
 		b.StartTimer()
-		res, err := Files(ctx, db, config.NewSettings(cfg), []Source{{Path: data, Harness: "claude-code"}}, nil)
+		res, err := Files(ctx, db, settings, []Source{{Path: data, Harness: cclog.Name}}, nil)
 		b.StopTimer()
 		if err != nil || res.Folds == 0 || res.Requests == 0 {
 			b.Fatalf("%d requests, %d folds: %v", res.Requests, res.Folds, err)
