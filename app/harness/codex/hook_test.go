@@ -268,13 +268,7 @@ func hookJSON(event, rollout, turn, trigger string) string {
 }
 
 func TestHookAskModeStopsTheTurnMutesItAndAsksAgainNextTurn(t *testing.T) {
-	svc, dir := StartService.Start(t, "ask")
-	rollout := writeRollout(t)
-	owner, err := home.ReadOwnerToken(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := clienttest.StartAnswerer(t, svc.URL, owner, api.ChoiceNotNow)
+	svc, dir, rollout, a := askWith(t, api.ChoiceNotNow)
 
 	out, errs := runHook(t, hookJSON("PreCompact", rollout, "turn-3", "auto"), dir)
 	var stop struct {
@@ -394,13 +388,7 @@ func TestCompactionQuotedAsOpenAIBillsIt(t *testing.T) {
 // A PostCompact reports only its own turn's compaction: an allowed fold of
 // another turn (whose compaction never came) is not marked applied by it.
 func TestPostCompactReportsOnlyItsTurn(t *testing.T) {
-	svc, dir := StartService.Start(t, "ask")
-	rollout := writeRollout(t)
-	owner, err := home.ReadOwnerToken(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := clienttest.StartAnswerer(t, svc.URL, owner, api.ChoiceAllowOnce)
+	svc, dir, rollout, a := askWith(t, api.ChoiceAllowOnce)
 	if out, errs := runHook(t, hookJSON("PreCompact", rollout, "turn-3", "auto"), dir); out != "" || len(a.Asked()) != 1 {
 		t.Fatalf("allow once: %q (%s) asked %d", out, errs, len(a.Asked()))
 	}
@@ -513,4 +501,16 @@ func TestHookDeadlineCountsTheTimeSpent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// askWith starts a tollgate in ask mode whose questions an answerer
+// answers with choice, and writes a rollout for the hook to read.
+func askWith(t *testing.T, choice string) (svc clienttest.Service, dir, rollout string, a *clienttest.Answerer) {
+	t.Helper()
+	svc, dir = StartService.Start(t, "ask")
+	owner, err := home.ReadOwnerToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, dir, writeRollout(t), clienttest.StartAnswerer(t, svc.URL, owner, choice)
 }
