@@ -53,14 +53,7 @@ func TestPriceRealFolds(t *testing.T) {
 		{"small-manual-compact.jsonl", 15808, nil, "manual"},
 	} {
 		path := filepath.Join(data, "claude-code", tc.file)
-		sl, err := ReadSessionLog(path, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := PriceFolds(sl, settings, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sl, rows := priceLog(t, path, settings)
 		if len(rows) != 2 {
 			t.Fatalf("%s: %d rows, want the predicted and the actual summary", tc.file, len(rows))
 		}
@@ -122,14 +115,7 @@ func TestPriceJSON(t *testing.T) {
 	data := shareddata.Dir(t)
 	_, settings, _ := importEnv(t)
 	path := filepath.Join(data, "claude-code", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
-	sl, err := ReadSessionLog(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := PriceFolds(sl, settings, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sl, rows := priceLog(t, path, settings)
 	var buf bytes.Buffer
 	if err := WritePriceJSON(&buf, sl.Session(), rows); err != nil {
 		t.Fatal(err)
@@ -169,15 +155,8 @@ func TestPriceJSON(t *testing.T) {
 func TestPriceDSHFolds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "session.jsonl")
 	os.WriteFile(path, []byte(testcorpus.DSHPriceLog), 0o644)
-	sl, err := ReadSessionLog(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	_, settings, _ := importEnv(t)
-	rows, err := PriceFolds(sl, settings, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows := priceLog(t, path, settings)
 	if len(rows) != 3 {
 		t.Fatalf("%d rows: %+v", len(rows), rows)
 	}
@@ -278,4 +257,19 @@ func TestTraceCache(t *testing.T) {
 	if !c.HasFold(a) {
 		t.Fatal("the fold written since is not seen")
 	}
+}
+
+// priceLog reads the log at path and prices every fold of it, as
+// `tollgate price` does.
+func priceLog(t *testing.T, path string, settings *config.Settings) (*SessionLog, []FoldPrice) {
+	t.Helper()
+	sl, err := ReadSessionLog(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := PriceFolds(sl, settings, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sl, rows
 }
