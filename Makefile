@@ -135,8 +135,8 @@ $(BENCH_MODULES): test/bench/package.json test/bench/package-lock.json
 bench-import: $(BIN) $(BENCH_MODULES)
 	$(GO) run ./test/bench/importbench -tollgate $(BIN) -data ../shared/data -scale $(BENCH_SCALE) -compare "$(BENCH_COMPARE)"
 
-# What exec costs, the window binary (GTK and WebKit linked: the single
-# binary tollgate used to be) against the command-line one, on version, a
+# What exec costs, the window binary (GTK and WebKit linked, every verb
+# in it) against the command-line one, on version, a
 # fail-open hook and a second import of bench-import's unchanged corpus:
 # 7 alternating runs, medians of wall time and peak RSS.
 # BENCH_OLD=path/to/another/tollgate compares that one instead.
