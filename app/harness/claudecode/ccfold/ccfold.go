@@ -1,7 +1,7 @@
 // Package ccfold predicts what a Claude Code compaction costs: the cold
 // tokens of the first request after it (what it re-reads in full) with
 // their parts and an honest band, and the summary call's cache figures
-// (ARCHITECTURE.md, "Claude Code folds"). One predictor serves the
+// (README, "Claude Code folds"). One predictor serves the
 // PreCompact hook (the transcript cut at the boundary: the moment of
 // asking), `tollgate price` and the importer (the prediction the hook would
 // have made at every past fold).
