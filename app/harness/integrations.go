@@ -31,12 +31,15 @@ func Integrations(dir string) []api.Integration {
 }
 
 // IntegrationsFor is Integrations for a probe: the home, this binary and
-// the environment the statuses read.
+// the environment the statuses read. Each entry carries the registry's
+// label and the Integrations page's texts (title, about, setup), so the UI
+// names and describes every harness from here.
 func IntegrationsFor(p home.Probe) []api.Integration {
 	list := Registered()
 	out := make([]api.Integration, len(list))
 	for i, in := range list {
 		out[i] = in.Status(p)
+		out[i].Label, out[i].Title, out[i].About, out[i].Setup = in.Label, in.Title, in.About, in.Setup
 		if m, err := home.ReadMarker(p.Home, out[i].Name); err == nil && m.LastDecision != "" {
 			out[i].LastDecision = m.LastDecision + " · " + m.At.Local().Format("2006-01-02 15:04")
 		}

@@ -102,3 +102,22 @@ func TestIntegrationsOpenCodeConfiguredThenSeen(t *testing.T) {
 		t.Fatalf("other plugin only: %+v", in)
 	}
 }
+
+// Every registered harness has what the Integrations page shows of it, and
+// the engine harness name DeepSeek-Reasonix registers under is Reasonix's.
+func TestIntegrationsHaveTheirPageTexts(t *testing.T) {
+	for _, in := range harness.Registered() {
+		if in.Label == "" || in.Title == "" || in.About == "" || in.Setup == "" {
+			t.Errorf("%s: label %q, title %q, about %q, setup %q", in.Name, in.Label, in.Title, in.About, in.Setup)
+		}
+	}
+	if in, ok := harness.Lookup("deepseek-reasonix"); !ok || in.Name != reasonix.Name || in.Title != "DeepSeek-Reasonix" {
+		t.Fatalf("deepseek-reasonix: %+v %v", in, ok)
+	}
+	if in, _ := harness.Lookup(codex.Name); in.Decline == "" || in.Title != "Codex CLI" {
+		t.Fatalf("codex: %+v", in)
+	}
+	if in, _ := harness.Lookup(gemini.Harness); !in.Observed {
+		t.Fatal("gemini is gated")
+	}
+}

@@ -25,10 +25,30 @@ type Integration struct {
 	Name string
 	// Label is how doctor and messages name it ("Claude Code"); "" is Name.
 	Label string
-	// Aliases are other names the commands take for it ("claude").
+	// Title is its heading on the Integrations page, the harness's full
+	// name ("DeepSeek-Reasonix"); "" is Label.
+	Title string
+	// Aliases are other names the commands take for it ("claude"), and
+	// other harness names its engines register under
+	// ("deepseek-reasonix"): the Integrations page counts those engines as
+	// this harness's.
 	Aliases []string
+	// About is the Integrations page's paragraph on it: what tollgate does
+	// with the harness and how it guards it. Setup is the page's
+	// copy-ready snippet that sets it up ("" when there is none).
+	About string
+	Setup string
+	// Decline is what the question dialog says a "Not now" does beyond
+	// skipping the rewrite, where the harness cannot skip only that (a
+	// Codex decline ends the turn); "" when a decline skips only the
+	// rewrite.
+	Decline string
+	// Observed says tollgate imports and prices its sessions but nothing
+	// it runs can hold a rewrite (Gemini CLI): it is never gated.
+	Observed bool
 	// Order places it in every list of integrations (Registered, GET
-	// /v1/engines, doctor, the commands' usage): lowest first.
+	// /v1/engines and the Integrations page, GET /v1/harnesses, doctor,
+	// the commands' usage): lowest first.
 	Order int
 	// Status is its state on this machine (see Integrations): cheap, and
 	// never failing (problems go to the entry's detail). Required.
@@ -95,6 +115,9 @@ func Register(in Integration) {
 	}
 	if in.Label == "" {
 		in.Label = in.Name
+	}
+	if in.Title == "" {
+		in.Title = in.Label
 	}
 	registered[in.Name] = &in
 }

@@ -20,7 +20,7 @@ func fake(name string, order int, aliases ...string) Integration {
 }
 
 // Registered lists by Order, then name; Lookup finds a name or an alias;
-// the label defaults to the name.
+// the label defaults to the name and the title to the label.
 func TestRegisteredInOrder(t *testing.T) {
 	isolate(t)
 	Register(fake("b", 20))
@@ -33,15 +33,25 @@ func TestRegisteredInOrder(t *testing.T) {
 	if strings.Join(names, " ") != "c a b" {
 		t.Fatal(names)
 	}
-	if in, ok := Lookup("see"); !ok || in.Name != "c" || in.Label != "c" {
+	if in, ok := Lookup("see"); !ok || in.Name != "c" || in.Label != "c" || in.Title != "c" {
 		t.Fatalf("%+v %v", in, ok)
 	}
-	if _, ok := Lookup("d"); ok {
+	labelled := fake("d", 30)
+	labelled.Label, labelled.About, labelled.Setup = "Dee", "d's text", "d --install"
+	Register(labelled)
+	if in, _ := Lookup("d"); in.Title != "Dee" {
+		t.Fatalf("title %q, want the label", in.Title)
+	}
+	if _, ok := Lookup("e"); ok {
 		t.Fatal("an unknown name was found")
 	}
 	list := IntegrationsFor(home.Probe{Home: t.TempDir(), Getenv: func(string) string { return "" }})
-	if len(list) != 3 || list[0].Name != "c" {
+	if len(list) != 4 || list[0].Name != "c" {
 		t.Fatalf("%+v", list)
+	}
+	// Each entry carries the registry's label and the Integrations page's texts.
+	if d := list[3]; d.Label != "Dee" || d.Title != "Dee" || d.About != "d's text" || d.Setup != "d --install" {
+		t.Fatalf("%+v", d)
 	}
 }
 

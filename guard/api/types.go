@@ -149,7 +149,15 @@ type (
 // Integration is an installed hook integration, as GET /v1/engines and the
 // Integrations page show it.
 type Integration struct {
-	Name      string `json:"name"`
+	Name string `json:"name"`
+	// Label is how the UI names the harness ("Claude Code"), Title the
+	// Integrations page's heading of it ("DeepSeek-Reasonix"), About the
+	// page's paragraph on it and Setup its copy-ready setup snippet; the
+	// integration registry (app/harness) fills them.
+	Label     string `json:"label,omitempty"`
+	Title     string `json:"title,omitempty"`
+	About     string `json:"about,omitempty"`
+	Setup     string `json:"setup,omitempty"`
 	Installed bool   `json:"installed"`
 	Verified  bool   `json:"verified"`
 	// Detail is the integration's state in a line (what is installed
@@ -169,3 +177,34 @@ type Integration struct {
 // IntegrationObserved is Integration.State for a harness whose sessions
 // tollgate imports and prices but whose rewrites it cannot hold.
 const IntegrationObserved = "observed"
+
+// Harness is one harness tollgate knows, as GET /v1/harnesses lists it: a
+// registered integration, a log format, or both.
+type Harness struct {
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	// Aliases are other harness names its engines register under.
+	Aliases []string `json:"aliases,omitempty"`
+	// Gated says tollgate can hold its rewrites: an integration that is
+	// not only observed. A harness tollgate only imports is not gated.
+	Gated bool `json:"gated"`
+	// Logs is how tollgate reads its logs: HarnessLogLines or
+	// HarnessLogDatabase; "" when it reads none.
+	Logs string `json:"logs,omitempty"`
+	// Decline is what a declined question does beyond skipping the
+	// rewrite, where the harness cannot skip only that; "" when it skips
+	// only the rewrite.
+	Decline string `json:"decline,omitempty"`
+}
+
+// Harness.Logs: log files of lines (what an upload imports), or one
+// database file read session by session.
+const (
+	HarnessLogLines    = "lines"
+	HarnessLogDatabase = "database"
+)
+
+// HarnessList is GET /v1/harnesses.
+type HarnessList struct {
+	Harnesses []Harness `json:"harnesses"`
+}

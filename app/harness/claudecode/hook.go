@@ -1,34 +1,3 @@
-// Package claudecode is the Claude Code integration (ARCHITECTURE.md,
-// "Integrations"): a PreCompact hook, run as a
-// command (`tollgate hook claude-code`, stdin → stdout) or served as an HTTP
-// hook (POST /v1/hooks/claude-code). Either way one PreCompact event is
-// decided like this:
-//
-//  1. register an engine (harness "claude-code") for the life of the hook;
-//  2. record the transcript's usage so far with the importer's parser
-//     (app/importer: ids "<message id>:<request id>", so a later
-//     `tollgate import` of the same transcript stores nothing twice),
-//     subagents' transcripts included;
-//  3. price the compaction: Claude Code summarizes the whole conversation
-//     since the last compact_boundary, so the surface is that conversation,
-//     one unit per request (the tokens its prompt added, each ending at a
-//     cache breakpoint, as Claude Code marks every request's end) plus the
-//     input still pending; the envelope is the cached prefix of the first
-//     request after the last fold, else the smallest non-zero cache read;
-//     what the request after the compaction re-reads in full comes from
-//     the fold predictor (ccfold: the summary as the
-//     checkpoint, restored files and the base as restoredTokens, the band
-//     and parts as the request's prediction);
-//  4. ask (session "claude-code:<session_id>", turn = prompt_id, deadline =
-//     the hook's timeout less a margin);
-//  5. a decline prints {"decision":"block","reason":"…"} on stdout, exit 0
-//     (verified with Claude Code 2.1.332: a block stops manual and automatic
-//     compaction, and an automatic turn then goes on with its full history).
-//
-// tollgate not running, malformed input, or any fault of ours → allow, say
-// why on stderr, exit 0: a guard fault never blocks the engine.
-//
-// Like any harness it reaches tollgate only through guard/client.
 package claudecode
 
 import (
@@ -68,6 +37,9 @@ type hookInput struct {
 	CompactSummary *string `json:"compact_summary"`
 }
 
+// Event is the hook's event and session (hookio.CompactInput).
+func (in *hookInput) Event() (name, session string) { return in.HookEventName, in.SessionID }
+
 // Claude Code hook events tollgate handles: PreCompact asks; PostCompact
 // reports that the allowed compaction landed (the rewrite's outcome).
 const (
@@ -79,10 +51,7 @@ const (
 // Errors name the field.
 func decodeClaudeHookInput(b []byte) (hookInput, error) {
 	var in hookInput
-	if err := hookio.Decode(b, "Claude Code's PreCompact hook JSON", &in); err != nil {
-		return in, err
-	}
-	if err := hookio.CheckEvent(in.HookEventName, in.SessionID); err != nil {
+	if err := hookio.DecodeCompact(b, "Claude Code's PreCompact hook JSON", &in); err != nil {
 		return in, err
 	}
 	switch {

@@ -23,6 +23,8 @@ func init() {
 		Label:   "Claude Code",
 		Aliases: []string{"claude"},
 		Order:   10,
+		About:   "A PreCompact hook prices every compaction from the transcript and asks before it runs. Installed once, it guards every Claude Code session.",
+		Setup:   "tollgate hook " + Name + " --install",
 		Status:  Status,
 		Doctor: &harness.Doctor{
 			Needed: true,
@@ -45,12 +47,6 @@ func init() {
 func hookVerb() hookio.Verb {
 	var settings string
 	var httpHook bool
-	path := func() (string, error) {
-		if settings != "" {
-			return settings, nil
-		}
-		return SettingsPath(os.Getenv)
-	}
 	return hookio.Verb{
 		Name: Name,
 		Usage: `usage: tollgate hook claude-code [--home DIR] [--timeout 300s] [--profile NAME]
@@ -73,11 +69,13 @@ tollgate not running or malformed input → the compaction is allowed.`,
 		Run: func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration) {
 			RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: home, Profile: profile, Timeout: timeout})
 		},
-		Uninstall: func(env harness.Env) error {
-			path, err := path()
-			if err != nil {
-				return err
+		Settings: func() (string, error) {
+			if settings != "" {
+				return settings, nil
 			}
+			return SettingsPath(os.Getenv)
+		},
+		Uninstall: func(env harness.Env, path string) error {
 			res, err := Uninstall(path)
 			switch {
 			case err != nil:
@@ -91,11 +89,7 @@ tollgate not running or malformed input → the compaction is allowed.`,
 			}
 			return nil
 		},
-		Install: func(env harness.Env, dir, profile string, timeout time.Duration) error {
-			path, err := path()
-			if err != nil {
-				return err
-			}
+		Install: func(env harness.Env, path, dir, profile string, timeout time.Duration) error {
 			res, err := Install(InstallOptions{Settings: path, Home: dir, Profile: profile, Timeout: timeout, HTTP: httpHook})
 			if err != nil {
 				return err

@@ -279,16 +279,7 @@ func withoutTollgateClaudeHooks(settings map[string]any) (map[string]any, int) {
 
 // claudeHookCommand is the command line --install writes.
 func claudeHookCommand(exe, dir, profile string, timeout time.Duration) string {
-	cmd := home.ShellQuote(exe) + " hook claude-code --timeout " + strconv.Itoa(int(timeout/time.Second))
-	if dir != "" {
-		if abs, err := filepath.Abs(dir); err == nil {
-			cmd += " --home " + home.ShellQuote(abs)
-		}
-	}
-	if profile != "" {
-		cmd += " --profile " + home.ShellQuote(profile)
-	}
-	return cmd
+	return hookio.CommandLine(exe, Name, dir, profile, int(timeout/time.Second))
 }
 
 // installClaudeHook returns settings with tollgate's hook under PreCompact

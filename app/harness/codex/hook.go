@@ -1,39 +1,3 @@
-// Package codex is the Codex CLI integration (ARCHITECTURE.md,
-// "Integrations"): a PreCompact command hook (`tollgate hook codex`, stdin →
-// stdout) and its PostCompact twin, installed in Codex's hooks.json.
-//
-// What Codex's hook can do (@openai/codex 0.171.0; codex-rs/hooks/src/
-// events/compact.rs and codex-rs/core/src/hook_runtime.rs, openai/codex
-// PR 19905, read 2026-12-01): a PreCompact hook that prints
-// {"continue": false, "stopReason": "…"} stops the compaction, and Codex
-// then ends the current turn ("turn interrupted"; `codex exec` exits 1).
-// `decision: "block"` and exit code 2 are ignored by design. It cannot skip
-// only the compaction and let the turn go on: the conversation keeps its
-// full history, and Codex proposes the compaction again on the next turn.
-//
-// One PreCompact event is decided like this:
-//
-//  1. register an engine (harness "codex") for the life of the hook;
-//  2. record the rollout's usage so far with the importer's Codex parser
-//     (ids are the cumulative token counts, so a later `tollgate import`
-//     of the same rollout stores nothing twice);
-//  3. price the compaction as OpenAI bills it: the compaction call (the
-//     Responses API request that carries the whole history and returns the
-//     summary; a positional cache, 128-token steps from 1,024, writes not
-//     billed — pricing's OpenAI model) and the next request, which re-reads
-//     everything after the envelope cold (the summary and the user messages
-//     Codex carries over);
-//  4. ask (session "codex:<session_id>", turn = turn_id, deadline = what
-//     is left of the hook's timeout, counted from its start, less a
-//     margin: reading and recording spend from the same budget);
-//  5. a decline prints {"continue":false,"stopReason":"…"} on stdout, exit
-//     0; the gate mutes the rest of that turn, and Codex's next turn (a new
-//     turn_id) is asked again.
-//
-// tollgate not running, malformed input, or any fault of ours → allow (no
-// output, exit 0), say why on stderr: a guard fault never strands Codex.
-//
-// Like any harness it reaches tollgate only through guard/client.
 package codex
 
 import (
@@ -82,14 +46,14 @@ type hookInput struct {
 	AgentType      string  `json:"agent_type"`
 }
 
+// Event is the hook's event and session (hookio.CompactInput).
+func (in *hookInput) Event() (name, session string) { return in.HookEventName, in.SessionID }
+
 // decodeHookInput decodes and checks a compaction hook's input. Errors name
 // the field.
 func decodeHookInput(b []byte) (hookInput, error) {
 	var in hookInput
-	if err := hookio.Decode(b, "Codex's PreCompact hook JSON", &in); err != nil {
-		return in, err
-	}
-	if err := hookio.CheckEvent(in.HookEventName, in.SessionID); err != nil {
+	if err := hookio.DecodeCompact(b, "Codex's PreCompact hook JSON", &in); err != nil {
 		return in, err
 	}
 	switch {

@@ -493,16 +493,7 @@ func withTollgateHooks(f map[string]any, command string, seconds int) map[string
 
 // hookCommand is the command line --install writes.
 func hookCommand(exe, dir, profile string, seconds int) string {
-	cmd := home.ShellQuote(exe) + " hook codex --timeout " + strconv.Itoa(seconds)
-	if dir != "" {
-		if abs, err := filepath.Abs(dir); err == nil {
-			cmd += " --home " + home.ShellQuote(abs)
-		}
-	}
-	if profile != "" {
-		cmd += " --profile " + home.ShellQuote(profile)
-	}
-	return cmd
+	return hookio.CommandLine(exe, Name, dir, profile, seconds)
 }
 
 // ---- the trust hash ----

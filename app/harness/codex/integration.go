@@ -18,10 +18,15 @@ import (
 // An installed, trusted, verified hook arms the guard.
 func init() {
 	harness.Register(harness.Integration{
-		Name:   Name,
-		Label:  "Codex",
-		Order:  40,
-		Status: Status,
+		Name:  Name,
+		Label: "Codex",
+		Title: "Codex CLI",
+		Order: 40,
+		About: "A PreCompact hook prices every compaction from the rollout and asks before it runs; --install also trusts it in Codex's config.toml, which Codex requires. " +
+			"Codex's hook cannot skip only the compaction: declining ends that Codex turn (the conversation keeps its full history), and Codex proposes the compaction again on the next turn.",
+		Setup:   "tollgate hook " + Name + " --install",
+		Decline: "Not now ends this Codex turn (the conversation keeps its full history); Codex proposes the compaction again on the next turn",
+		Status:  Status,
 		Doctor: &harness.Doctor{
 			Setup: func(e harness.DoctorEnv) string { return e.Command + " hook " + Name + " --install" + e.HomeArg },
 			Check: func(e harness.DoctorEnv, _ api.Integration) harness.Assessment {
@@ -41,12 +46,6 @@ func init() {
 // hooks.json and config.toml.
 func hookVerb() hookio.Verb {
 	var codexHome string
-	codexDir := func() (string, error) {
-		if codexHome != "" {
-			return codexHome, nil
-		}
-		return Dir(os.Getenv)
-	}
 	return hookio.Verb{
 		Name: Name,
 		Usage: `usage: tollgate hook codex [--home DIR] [--timeout 300s] [--profile NAME]
@@ -70,12 +69,14 @@ compaction is allowed.`,
 		Run: func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration) {
 			RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: home, Profile: profile, Timeout: timeout})
 		},
-		Uninstall: func(env harness.Env) error {
-			dir, err := codexDir()
-			if err != nil {
-				return err
+		Settings: func() (string, error) {
+			if codexHome != "" {
+				return codexHome, nil
 			}
-			res, err := Uninstall(dir)
+			return Dir(os.Getenv)
+		},
+		Uninstall: func(env harness.Env, codexDir string) error {
+			res, err := Uninstall(codexDir)
 			switch {
 			case err != nil:
 				return err
@@ -86,12 +87,8 @@ compaction is allowed.`,
 			}
 			return nil
 		},
-		Install: func(env harness.Env, dir, profile string, timeout time.Duration) error {
-			cdir, err := codexDir()
-			if err != nil {
-				return err
-			}
-			res, err := Install(InstallOptions{CodexDir: cdir, Home: dir, Profile: profile, Timeout: timeout})
+		Install: func(env harness.Env, codexDir, dir, profile string, timeout time.Duration) error {
+			res, err := Install(InstallOptions{CodexDir: codexDir, Home: dir, Profile: profile, Timeout: timeout})
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,7 @@
-// Package dsh reads dsh's session logs, format version 1, into the
-// importer's records: a line format registered with importer.Register under
-// the harness name Name ("dsh"). It moved out of app/importer when
-// that package passed the 2,500-line rule of ARCHITECTURE.md ("Rooms").
+// Package dsh is dsh: its session logs, format version 1, read into the
+// importer's records (a Format registered with importer.Register under
+// Name), and its Integration (the plugin, integrations/dsh, seen when it
+// last ran: it asks tollgate over the API while dsh runs).
 //
 // A dsh session log is `session.jsonl`, or `session.jsonl.zstd` (also
 // `.zst`): the same lines in a sequence of zstd frames, each frame holding
@@ -20,7 +20,7 @@
 // "format" must be "dsh.session" and "session" non-empty; "version" must be
 // 1 — any other version is refused with an error that names it, before any
 // other line is read (a newer dsh may change what the records mean). The
-// session id is "dsh:" + session. Every other line has an "at" (RFC 3339)
+// session id is importer.SessionID(Name, session). Every other line has an "at" (RFC 3339)
 // and one of these types; lines of any other type (user messages, tool
 // results, …) are skipped, so dsh may add record types within version 1:
 //
@@ -72,4 +72,8 @@
 // Triggers: "manual" is manual; auto, pressure and context-overflow are
 // auto. preTokens is the context (prompt) size before the rewrite. Ids
 // ("id", "call.id") are strings unique within the session.
+//
+// No dsh program runs here and no public log of it exists: the lines above
+// are the format tollgate reads, and dsh_test.go and the cross-format tests
+// (app/harness/all) build their logs from this definition.
 package dsh

@@ -13,8 +13,14 @@ const Name = "dsh"
 // API while dsh runs: nothing is installed or run from here.
 func init() {
 	harness.Register(harness.Integration{
-		Name:   Name,
-		Order:  30,
+		Name:  Name,
+		Order: 30,
+		About: "The tollgate plugin (integrations/dsh in the tollgate repository) gates dsh's compactIfNeeded: it asks before each rewrite and runs the order tollgate returns. " +
+			"It arms the guard while dsh runs and finds tollgate through api.json. Add it to dsh's configuration:",
+		Setup: "plugins:\n" +
+			"  tollgate:                  # @tollgate/dsh-plugin\n" +
+			"    profile: deepseek-flash  # optional pricing profile\n" +
+			"    deadlineSeconds: 120     # how long a question may wait",
 		Status: status,
 		Doctor: &harness.Doctor{Check: func(_ harness.DoctorEnv, in api.Integration) harness.Assessment {
 			if !in.Installed {

@@ -18,10 +18,16 @@ import (
 // nothing it runs can decline a rewrite.
 func init() {
 	harness.Register(harness.Integration{
-		Name:   Harness,
-		Label:  "Gemini CLI",
-		Order:  60,
-		Status: status,
+		Name:  Harness,
+		Label: "Gemini CLI",
+		Order: 60,
+		About: "Gemini CLI cannot be gated: its PreCompress hook is advisory (chatCompressionService.ts discards its result, and it fires every turn) " +
+			"and toolOutputMaskingService.ts masks old tool outputs every turn with no hook. " +
+			"Gating needs a PreCompress decision Gemini CLI honours and a hook before masking (google-gemini/gemini-cli, packages/core/src/context/). " +
+			"tollgate follows its sessions in ~/.gemini/tmp while it runs (see Followed logs below) and shows every cache break in the ledger; to bring in sessions from another folder:",
+		Setup:    "tollgate import --harness " + Harness + " DIR",
+		Observed: true,
+		Status:   status,
 		Doctor: &harness.Doctor{Check: func(_ harness.DoctorEnv, in api.Integration) harness.Assessment {
 			// Imported and priced, never gated: nothing to fix from here.
 			return harness.Assessment{Grade: harness.GradeInfo, Facts: map[string]any{"state": in.State}}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,10 +72,13 @@ type Verb struct {
 	Flags func(fs *flag.FlagSet)
 	// Run is the hook, with the tollgate home resolved. It never fails.
 	Run func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration)
-	// Install and Uninstall edit the harness's settings, saying what they
-	// did on env.Stdout; dir is --home as given.
-	Install   func(env harness.Env, dir, profile string, timeout time.Duration) error
-	Uninstall func(env harness.Env) error
+	// Settings is where the harness's settings are (a file or a folder,
+	// from the harness's own flag or its default), for Install and
+	// Uninstall, which edit them and say what they did on env.Stdout; dir
+	// is --home as given.
+	Settings  func() (string, error)
+	Install   func(env harness.Env, settings, dir, profile string, timeout time.Duration) error
+	Uninstall func(env harness.Env, settings string) error
 }
 
 // Command is the registry's `tollgate hook NAME` that runs the Verb verb
@@ -102,21 +107,25 @@ func (v Verb) run(ctx context.Context, args []string, env harness.Env) error {
 	if err := harness.Parse(fset, args); err != nil {
 		return err
 	}
-	switch {
-	case *uninstall:
-		return v.Uninstall(env)
-	case *install:
-		t := v.InstallTimeout
-		fset.Visit(func(f *flag.Flag) {
-			if f.Name == "timeout" {
-				t = *timeout
-			}
-		})
-		return v.Install(env, dir, *profile, t)
+	if !*install && !*uninstall {
+		tollgateHome, _ := home.ResolveHome(dir)
+		v.Run(ctx, env, tollgateHome, *profile, *timeout)
+		return nil
 	}
-	tollgateHome, _ := home.ResolveHome(dir)
-	v.Run(ctx, env, tollgateHome, *profile, *timeout)
-	return nil
+	settings, err := v.Settings()
+	if err != nil {
+		return err
+	}
+	if *uninstall {
+		return v.Uninstall(env, settings)
+	}
+	t := v.InstallTimeout
+	fset.Visit(func(f *flag.Flag) {
+		if f.Name == "timeout" {
+			t = *timeout
+		}
+	})
+	return v.Install(env, settings, dir, *profile, t)
 }
 
 // Report is a parsed request as a command hook records it over the API
@@ -152,4 +161,33 @@ func ReportLanded(ctx context.Context, c *client.Client, session string, better 
 		return nil
 	}
 	return c.Outcome(ctx, taken.Rewrite, true, "")
+}
+
+// A CompactInput is a compaction hook's input: it names its event and
+// its session.
+type CompactInput interface{ Event() (name, session string) }
+
+// DecodeCompact decodes a compaction hook's input into in (Decode, naming
+// what is expected) and checks its event and session (CheckEvent).
+func DecodeCompact(b []byte, what string, in CompactInput) error {
+	if err := Decode(b, what, in); err != nil {
+		return err
+	}
+	return CheckEvent(in.Event())
+}
+
+// CommandLine is the command a harness's settings run as tollgate's hook,
+// as --install writes it: `<exe> hook NAME --timeout SECONDS`, then
+// --home (absolute) and --profile when given, each shell-quoted.
+func CommandLine(exe, name, dir, profile string, seconds int) string {
+	cmd := home.ShellQuote(exe) + " hook " + name + " --timeout " + strconv.Itoa(seconds)
+	if dir != "" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			cmd += " --home " + home.ShellQuote(abs)
+		}
+	}
+	if profile != "" {
+		cmd += " --profile " + home.ShellQuote(profile)
+	}
+	return cmd
 }

@@ -16,9 +16,16 @@ import (
 // installed.
 func init() {
 	harness.Register(harness.Integration{
-		Name:   Name,
-		Label:  "OpenCode",
-		Order:  50,
+		Name:  Name,
+		Label: "OpenCode",
+		Order: 50,
+		About: "The tollgate plugin turns OpenCode's automatic compaction over to tollgate while tollgate runs: " +
+			"once the context crosses OpenCode's own threshold it asks (when the session goes idle, or before the next model request, which OpenCode holds), " +
+			"and on Allow OpenCode compacts by its own path; on Not now the session goes on and is asked again after the next answer above the threshold. " +
+			"When tollgate is not running OpenCode compacts on its own. " +
+			"The plugin ships inside tollgate: --install writes it into OpenCode's plugins folder (~/.config/opencode/plugins), which OpenCode loads at its next start. " +
+			`From a tollgate checkout you can instead list integrations/opencode/index.js in opencode.json's "plugin" array (not both: OpenCode would run it twice).`,
+		Setup:  "tollgate hook " + Name + " --install",
 		Status: Status,
 		Doctor: &harness.Doctor{
 			Setup: func(e harness.DoctorEnv) string { return e.Command + " hook " + Name + " --install" + e.HomeArg },

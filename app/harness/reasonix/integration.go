@@ -18,10 +18,14 @@ import (
 // verified plugin arms the guard.
 func init() {
 	harness.Register(harness.Integration{
-		Name:   Name,
-		Label:  "Reasonix",
-		Order:  20,
-		Status: Status,
+		Name:    Name,
+		Label:   "Reasonix",
+		Title:   "DeepSeek-Reasonix",
+		Aliases: []string{"deepseek-reasonix"},
+		Order:   20,
+		About:   "An extension sidecar answers Reasonix's compaction.prepare intercept within its timeout.",
+		Setup:   "tollgate ext " + Name + " --install",
+		Status:  Status,
 		Doctor: &harness.Doctor{
 			Needed: true,
 			Setup: func(e harness.DoctorEnv) string {
