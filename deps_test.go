@@ -80,7 +80,7 @@ var depRules = []depRule{
 	{pattern: "app/telemetry", module: []string{"app/config", "app/harness", "app/home", "app/importer", "guard", "guard/api", "storage", "pricing"},
 		external: []string{"go.opentelemetry.io/", "github.com/prometheus/"}},
 	// The composition root: everything but the window and the commands.
-	{pattern: "app", module: []string{"app/config", "app/doctor", "app/follow", "app/harness", "app/harness/all", "app/home", "app/imports",
+	{pattern: "app", module: []string{"app/config", "app/doctor", "app/follow", "app/harness", "app/harness/all", "app/home", "app/importer", "app/imports",
 		"app/sim", "app/telemetry", "guard", "guard/api", "guard/client", "storage", "storage/sqlite", "pricing"}},
 	{pattern: "app/apptest", module: []string{"app", "app/config"}},
 	// The commands may call any room (not the window: only main links Wails' root).

@@ -58,6 +58,7 @@ func TestPermissionTable(t *testing.T) {
 		{"GET", "/v1/profiles", "", read, 200},
 		{"GET", "/v1/doctor", "", read, 200},
 		{"GET", "/v1/follow", "", read, 200},
+		{"GET", "/v1/harnesses", "", read, 200},
 		{"POST", "/v1/rewrites/r_none/answer", `{"choice":"allow-once"}`, owner, 404},
 		{"PUT", "/v1/mode", `{"scope":"global","mode":"ask"}`, owner, 200},
 		{"PUT", "/v1/profiles/p1", `{"pricePerMTokens":-1}`, owner, 400},

@@ -280,6 +280,7 @@ func (s *Service) routes() []guard.Route {
 				return cmp.Or(profile, "deepseek-flash"), model, err
 			}}},
 		{Pattern: follow.Route, Handler: follow.Handler(func() follow.Status { return s.follower.Status() })},
+		{Pattern: harnessesRoute, Handler: harnessesHandler()},
 		{Pattern: "GET /v1/doctor", Handler: doctor.DoctorHandler(s.Home, doctor.DoctorOptions{DB: s.DB})},
 		// A harness exports its telemetry with its own token; the scrape is a read.
 		{Pattern: telemetry.LogsRoute, Harness: true, BodyLimit: telemetry.BodyLimit, Handler: s.telemetry.Logs()},
