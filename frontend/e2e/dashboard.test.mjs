@@ -298,10 +298,28 @@ test("Integrations and Data pages; a narrow window collapses the pill to its gly
   assert.match(await gemini.locator("pre").innerText(), /tollgate import --harness gemini DIR/);
   assert.match(await gemini.innerText(), /cannot be gated/);
   assert.ok(["observed", "not-seen"].includes(await gemini.locator("[data-status]").getAttribute("data-status")));
+  // Every card is one of GET /v1/engines' integrations, in its order, with its title, text and snippet; the HTTP API's last.
+  const { body: engines } = await server.call("GET", "/v1/engines");
+  const cards = page.locator(".integrations > [data-integration]");
+  assert.deepEqual(await cards.evaluateAll((els) => els.map((e) => e.dataset.integration)), [...engines.integrations.map((i) => i.name), "api"]);
+  for (const i of engines.integrations) {
+    const card = page.locator(`[data-integration="${i.name}"]`);
+    assert.equal(await card.locator("h2").innerText(), i.title);
+    assert.ok((await card.innerText()).includes(i.about), i.name + ": no about");
+    assert.equal(await card.locator("pre").innerText(), i.setup);
+  }
+  assert.equal(await page.locator('[data-integration="reasonix"] h2').innerText(), "DeepSeek-Reasonix");
   await page.screenshot({ path: join(OUT, "e2e-integrations.png") });
 
   await page.goto(server.api.url + "/#/data");
   await page.locator("#import-file").waitFor();
+  // The upload's harnesses are GET /v1/harnesses' that have log files.
+  const { body: known } = await server.call("GET", "/v1/harnesses");
+  const uploads = known.harnesses.filter((h) => h.logs === "lines");
+  assert.deepEqual(
+    await page.locator("#import-harness option").evaluateAll((els) => els.map((e) => [e.value, e.textContent])),
+    [["", "Tell from the content"], ...uploads.map((h) => [h.name, h.label])],
+  );
   assert.equal(await page.locator("#export-json").getAttribute("href"), "/v1/export?format=json");
   await page.screenshot({ path: join(OUT, "e2e-data.png") });
 

@@ -8,6 +8,7 @@ import type {
   BreakSummary,
   EnginesList,
   FollowStatus,
+  HarnessList,
   Health,
   ImportResponse,
   Mode,
@@ -60,6 +61,11 @@ export class Api {
   /** What tollgate follows of the harnesses' logs, and the first-start import (app/follow). */
   follow(): Promise<FollowStatus> {
     return this.guard(this.transport.get<FollowStatus>("/v1/follow"));
+  }
+
+  /** Every harness tollgate knows: names, labels, and what the views say of each. */
+  harnesses(): Promise<HarnessList> {
+    return this.guard(this.transport.get<HarnessList>("/v1/harnesses"));
   }
 
   engines(): Promise<EnginesList> {

@@ -4,7 +4,7 @@ import type { Api } from "./api";
 import type { Scope } from "./components/dom";
 import type { EventBus } from "./events";
 import type { Route } from "./model/route";
-import type { Fold, Session } from "./model/types";
+import type { Fold, Harness, Session } from "./model/types";
 import type { Host } from "./transport";
 
 export interface ConfirmOptions {
@@ -18,6 +18,8 @@ export interface AppContext {
   api: Api;
   bus: EventBus;
   host: Host;
+  /** The harnesses tollgate knows (GET /v1/harnesses, read once at start: the binary registers them); empty when it could not be read. */
+  harnesses: readonly Harness[];
   navigate(route: Route): void;
   toast(text: string, tone?: "info" | "good" | "warn"): void;
   confirm(opts: ConfirmOptions): Promise<boolean>;

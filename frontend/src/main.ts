@@ -13,7 +13,7 @@ import type { AppContext, View } from "./context";
 import { EventBus } from "./events";
 import { formatUSD, todayKey, userTimeZone } from "./format";
 import { parseRoute, routeHash, tabOf, type Route } from "./model/route";
-import type { Health } from "./model/types";
+import type { Harness, Health } from "./model/types";
 import { ApiError, defaultTransport } from "./transport";
 import { dataView } from "./views/data";
 import { integrationsView } from "./views/integrations";
@@ -62,7 +62,7 @@ function showLogin(): void {
 const api = new Api(transport, showLogin);
 const bus = new EventBus();
 
-function startShell(health: Health): void {
+function startShell(health: Health, harnesses: readonly Harness[]): void {
   const toasts = new Toasts(document.body);
   const toast = (text: string, tone?: "info" | "good" | "warn") => toasts.show(text, tone);
   const pill = new ModePill(api, bus, toast);
@@ -91,6 +91,7 @@ function startShell(health: Health): void {
     api,
     bus,
     host: transport.host,
+    harnesses,
     navigate: (r) => {
       const h = routeHash(r);
       if (location.hash === h) void show();
@@ -123,7 +124,7 @@ function startShell(health: Health): void {
 
   // The dialog sits above every view; in the window the Go side also raises
   // the window and notifies when it is not focused.
-  new RewriteDialogs(document.body, api, bus, toast, (n) => {
+  new RewriteDialogs(document.body, api, bus, toast, harnesses, (n) => {
     document.title = n > 0 ? `(${n}) tollgate` : "tollgate";
   });
   transport.subscribe(
@@ -147,8 +148,10 @@ function startShell(health: Health): void {
 
 async function boot(): Promise<void> {
   let health: Health;
+  let harnesses: readonly Harness[];
   try {
-    health = await api.health();
+    // The harness list only names things: without it the views show bare names.
+    [health, harnesses] = await Promise.all([api.health(), api.harnesses().then((l) => l.harnesses, () => [])]);
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return; // the login page is up
     app.replaceChildren(
@@ -156,7 +159,7 @@ async function boot(): Promise<void> {
     );
     return;
   }
-  startShell(health);
+  startShell(health, harnesses);
 }
 
 void boot();

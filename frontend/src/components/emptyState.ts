@@ -1,6 +1,7 @@
 // What a view shows before there is anything to show: what to do next.
 
 import type { AppContext } from "../context";
+import { uploadHarnesses } from "../model/harnesses";
 import { button, el, errorText } from "./dom";
 
 /** The "Try a simulated session" button: a scripted session through the real API. */
@@ -29,6 +30,7 @@ export function simulateButton(ctx: AppContext): HTMLButtonElement {
 }
 
 export function emptyState(ctx: AppContext, title: string, text: string): HTMLElement {
+  const logs = uploadHarnesses(ctx.harnesses).map((h) => h.label);
   return el(
     "section",
     { class: "empty" },
@@ -38,7 +40,7 @@ export function emptyState(ctx: AppContext, title: string, text: string): HTMLEl
       "ol",
       { class: "next-steps" },
       el("li", {}, "Connect a harness and tollgate prices every context rewrite before it breaks the cache. ", el("a", { href: "#/integrations" }, "Set up a harness"), "."),
-      el("li", {}, "Or import the logs of past sessions (Claude Code, dsh): ", el("a", { href: "#/data" }, "Import"), "."),
+      el("li", {}, `Or import the logs of past sessions${logs.length ? ` (${logs.join(", ")})` : ""}: `, el("a", { href: "#/data" }, "Import"), "."),
       el("li", {}, "Or see what it looks like with a scripted session: ", simulateButton(ctx)),
     ),
   );

@@ -5,7 +5,7 @@
 import type { Api } from "../api";
 import type { EventBus } from "../events";
 import { countdownText, decidedElsewhereNote, dialogModel, QuestionQueue, secondsLeft } from "../model/dialog";
-import type { AnswerChoice, DecidedRewrite, PendingRewrite } from "../model/types";
+import type { AnswerChoice, DecidedRewrite, Harness, PendingRewrite } from "../model/types";
 import { ApiError } from "../transport";
 import { el, errorText } from "./dom";
 
@@ -43,6 +43,7 @@ export class RewriteDialogs {
     private readonly api: Api,
     bus: EventBus,
     private readonly toast: (text: string, tone?: "info" | "good" | "warn") => void,
+    private readonly harnesses: readonly Harness[],
     private readonly onQueueChange: (size: number) => void = () => {},
   ) {
     bus.on("rewrite.pending", (p) => this.add(p));
@@ -169,7 +170,7 @@ export class RewriteDialogs {
       this.ticker = undefined;
       return;
     }
-    const m = dialogModel(p);
+    const m = dialogModel(p, this.harnesses);
     this.buttons = CHOICES.map((c) => {
       const b = el("button", { type: "button", class: c.primary ? "primary" : "", "data-choice": c.choice }, c.label);
       b.addEventListener("click", () => void this.answer(c.choice));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatTokenRange } from "../format";
 import { answeredByLabel, countdownText, decidedElsewhereNote, dialogModel, QuestionQueue, secondsLeft } from "./dialog";
+import { HARNESSES } from "./testdata/harnesses";
 import { pending, quote } from "./testdata/quote";
 
 const texts = (p = pending()) => dialogModel(p).lines.map((l) => l.text);
@@ -180,18 +181,21 @@ describe("question queue", () => {
 
 describe("what Not now does to a Codex turn (issue 15)", () => {
   it("says plainly that declining ends the Codex turn and that Codex asks again next turn", () => {
-    const lines = dialogModel(pending({ harness: "codex" })).lines;
+    const lines = dialogModel(pending({ harness: "codex" }), HARNESSES).lines;
     expect(lines[lines.length - 1]).toEqual({
       kind: "declineEffect",
       text: "Not now ends this Codex turn (the conversation keeps its full history); Codex proposes the compaction again on the next turn",
       tone: "warn",
     });
-    const unpriced = dialogModel(pending({ harness: "codex", quote: null })).lines;
+    const unpriced = dialogModel(pending({ harness: "codex", quote: null }), HARNESSES).lines;
     expect(unpriced.map((l) => l.kind)).toEqual(["unpriced", "declineEffect"]);
   });
   it("other harnesses skip only the rewrite: no such line", () => {
     for (const harness of ["claude-code", "reasonix", "dsh", ""]) {
-      expect(dialogModel(pending({ harness })).lines.some((l) => l.kind === "declineEffect")).toBe(false);
+      expect(dialogModel(pending({ harness }), HARNESSES).lines.some((l) => l.kind === "declineEffect")).toBe(false);
     }
+  });
+  it("the text is the harness list's: without the list, no line", () => {
+    expect(dialogModel(pending({ harness: "codex" }), []).lines.some((l) => l.kind === "declineEffect")).toBe(false);
   });
 });

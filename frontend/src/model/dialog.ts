@@ -3,7 +3,8 @@
 // user reads is unit-tested.
 
 import { formatCountdown, formatInt, formatPercent, formatTokenRange, formatTokens, formatUSD } from "../format";
-import type { AnsweredBy, ColdPart, ColdPrediction, DecidedRewrite, PendingRewrite, Quote } from "./types";
+import { declineEffect } from "./harnesses";
+import type { AnsweredBy, ColdPart, ColdPrediction, DecidedRewrite, Harness, PendingRewrite, Quote } from "./types";
 
 export interface DialogLine {
   /** Stable name of the line, for tests and styling. */
@@ -140,16 +141,16 @@ function agoText(seconds: number): string {
 
 /**
  * What Not now does beyond skipping the rewrite, where the harness cannot
- * skip only that: Codex's PreCompact hook stops the compaction by ending the
- * turn (app/harness/codex).
+ * skip only that (a Codex hook stops the compaction by ending the turn): the
+ * harness's decline text in GET /v1/harnesses.
  */
-function declineEffectLine(harness: string): DialogLine | null {
-  if (harness !== "codex") return null;
-  return { kind: "declineEffect", text: "Not now ends this Codex turn (the conversation keeps its full history); Codex proposes the compaction again on the next turn", tone: "warn" };
+function declineEffectLine(harness: string, harnesses: readonly Harness[]): DialogLine | null {
+  const text = declineEffect(harnesses, harness);
+  return text ? { kind: "declineEffect", text, tone: "warn" } : null;
 }
 
-/** The dialog for one pending rewrite. */
-export function dialogModel(p: PendingRewrite): DialogModel {
+/** The dialog for one pending rewrite; harnesses are GET /v1/harnesses'. */
+export function dialogModel(p: PendingRewrite, harnesses: readonly Harness[] = []): DialogModel {
   const sourceParts = [p.harness || "a harness", `session ${p.session}`];
   if (p.turn) sourceParts.push(`turn ${p.turn}`);
   const model: DialogModel = {
@@ -159,7 +160,7 @@ export function dialogModel(p: PendingRewrite): DialogModel {
     lines: [],
   };
   const q = p.quote;
-  const effect = declineEffectLine(p.harness);
+  const effect = declineEffectLine(p.harness, harnesses);
   if (!q) {
     model.lines.push({ kind: "unpriced", text: "This rewrite could not be priced.", tone: "warn" });
     if (effect) model.lines.push(effect);

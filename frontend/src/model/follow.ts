@@ -1,10 +1,10 @@
 // The followed logs in words: what the first-start scan found ("412 Claude
 // Code sessions, 1.3 GB"), how far its import is and the time left, and a
 // followed folder's last read. Pure: the Overview and Integrations views
-// render what these return.
+// render what these return; harness labels come from GET /v1/harnesses.
 
-import type { FollowedFolder, FoundLogs, HistoryProgress } from "./types";
-import { integrationTitle } from "./pill";
+import { harnessLabel, joinLabels } from "./harnesses";
+import type { FollowedFolder, FoundLogs, Harness, HistoryProgress } from "./types";
 
 /** 1.3 GB, 412 MB, 12 KB: sizes of log folders, in binary units as `du -h` prints them. */
 export function formatSize(bytes: number): string {
@@ -23,18 +23,16 @@ function plural(n: number, one: string, many: string): string {
   return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 }
 
-/** "412 Claude Code sessions, 1.3 GB" — one harness's find. */
-export function foundLine(f: FoundLogs): string {
-  const title = f.harness === "other" ? "other" : integrationTitle(f.harness);
+/** "412 Claude Code sessions, 1.3 GB" — one harness's find, named by its label in harnesses. */
+export function foundLine(f: FoundLogs, harnesses: readonly Harness[]): string {
+  const title = harnessLabel(harnesses, f.harness);
   const what = f.sessions > 0 ? plural(f.sessions, `${title} session`, `${title} sessions`) : plural(f.files, `${title} log`, `${title} logs`);
   return `${what}, ${formatSize(f.bytes)}`;
 }
 
 /** Every harness's find, the largest first: "412 Claude Code sessions, 1.3 GB and 20 Codex sessions, 48 MB". */
-export function foundSummary(found: FoundLogs[]): string {
-  const parts = found.map(foundLine);
-  if (parts.length <= 1) return parts[0] ?? "nothing";
-  return parts.slice(0, -1).join(", ") + " and " + parts[parts.length - 1];
+export function foundSummary(found: FoundLogs[], harnesses: readonly Harness[]): string {
+  return joinLabels(found.map((f) => foundLine(f, harnesses))) || "nothing";
 }
 
 /** "about 2 min left"; "" while the rate is not known. */
@@ -62,11 +60,11 @@ export interface HistoryBanner {
 /** How long after it ends the Overview still says what the history import brought. */
 export const HISTORY_DONE_SHOWN_MS = 10 * 60 * 1000;
 
-export function historyBanner(h: HistoryProgress | null, now: number = Date.now()): HistoryBanner | null {
+export function historyBanner(h: HistoryProgress | null, harnesses: readonly Harness[], now: number = Date.now()): HistoryBanner | null {
   if (!h || h.found.length === 0) return null;
   const p = h.progress;
   const fraction = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : p.filesTotal > 0 ? p.filesDone / p.filesTotal : 0;
-  const found = foundSummary(h.found);
+  const found = foundSummary(h.found, harnesses);
   if (h.state !== "done") {
     const eta = etaText(h.etaSeconds);
     const detail = [

@@ -1,58 +1,83 @@
 import { describe, expect, it } from "vitest";
-import { GUIDES, integrationStatus } from "./integrations";
-import type { EnginesList } from "./types";
+import { API_GUIDE, integrationGuides, integrationStatus, otherIntegrations, type IntegrationGuide } from "./integrations";
+import { HARNESSES, INTEGRATIONS, integration } from "./testdata/harnesses";
+import type { EnginesList, Integration } from "./types";
 
-const guide = (id: string) => GUIDES.find((g) => g.id === id)!;
-const list = (over: Partial<EnginesList> = {}): EnginesList => ({ armed: false, engines: [], integrations: [], ...over });
+const list = (over: Partial<EnginesList> = {}): EnginesList => ({ armed: false, engines: [], integrations: INTEGRATIONS, ...over });
 const engine = (harness: string) => ({ engine: "e_1", harness, registeredAt: "", lastContact: "", expiresAt: "" });
+/** The list with one integration's entry replaced. */
+const withEntry = (entry: Integration, over: Partial<EnginesList> = {}) => list({ integrations: INTEGRATIONS.map((i) => (i.name === entry.name ? entry : i)), ...over });
+/** A guide's status on the page the list draws. */
+const status = (id: string, l: EnginesList) => {
+  const guides = integrationGuides(l, HARNESSES);
+  return integrationStatus(guides.find((g) => g.id === id)!, l, guides);
+};
 
 describe("integrations", () => {
-  it("has copy-ready setup for Claude Code, Reasonix, Codex, dsh and the API", () => {
-    expect(guide("claude-code").snippet).toBe("tollgate hook claude-code --install");
-    expect(guide("codex").snippet).toBe("tollgate hook codex --install");
-    expect(guide("codex").what).toContain("declining ends that Codex turn");
-    expect(guide("codex").what).toContain("again on the next turn");
-    expect(guide("reasonix").snippet).toBe("tollgate ext reasonix --install");
-    expect(guide("dsh")).toBeDefined();
-    expect(guide("api").snippet).toContain("/v1/engines");
-    expect(guide("api").snippet).toContain("Authorization: Bearer");
+  it("a guide per integration the API reports, in its order, with its title, text and snippet; the HTTP API last", () => {
+    const guides = integrationGuides(list(), HARNESSES);
+    expect(guides.map((g) => g.id)).toEqual(["claude-code", "reasonix", "dsh", "codex", "opencode", "gemini", "api"]);
+    const byId = (id: string) => guides.find((g) => g.id === id)!;
+    expect(byId("reasonix")).toEqual<IntegrationGuide>({
+      id: "reasonix",
+      title: "DeepSeek-Reasonix",
+      harnesses: ["reasonix", "deepseek-reasonix"],
+      integration: "reasonix",
+      what: "An extension sidecar answers Reasonix's compaction.prepare intercept.",
+      snippet: "tollgate ext reasonix --install",
+    });
+    expect(byId("codex").title).toBe("Codex CLI");
+    expect(byId("dsh").snippet).toBe("plugins:\n  tollgate:");
+    // The title falls back to the label, then the name.
+    const bare = integrationGuides(list({ integrations: [integration("dsh", { title: undefined }), integration("x", { about: "x's text" })] }), HARNESSES);
+    expect(bare.map((g) => g.title)).toEqual(["dsh", "x", API_GUIDE.title]);
+    expect(API_GUIDE.snippet).toContain("/v1/engines");
+    expect(API_GUIDE.snippet).toContain("Authorization: Bearer");
+  });
+  it("an integration without a text is no guide: it is listed apart", () => {
+    const plain = { name: "x", installed: true, verified: false, detail: "d", lastDecision: null };
+    const l = list({ integrations: [...INTEGRATIONS, plain] });
+    expect(integrationGuides(l, HARNESSES).some((g) => g.id === "x")).toBe(false);
+    expect(otherIntegrations(l)).toEqual([plain]);
+    expect(otherIntegrations(list())).toEqual([]);
+  });
+  it("an engine counts under its harness's name or alias; without the harness list, under the integration's name", () => {
+    expect(status("reasonix", list({ engines: [engine("deepseek-reasonix")] })).state).toBe("armed");
+    expect(status("api", list({ engines: [engine("deepseek-reasonix")] })).state).toBe("not-seen");
+    const guides = integrationGuides(list(), []);
+    expect(guides.find((g) => g.id === "dsh")?.harnesses).toEqual(["dsh"]);
   });
   it("armed by a live engine of the harness, or a verified hook", () => {
-    expect(integrationStatus(guide("dsh"), list({ engines: [engine("dsh")] })).state).toBe("armed");
-    expect(integrationStatus(guide("dsh"), list()).state).toBe("not-seen");
-    const hook = (verified: boolean) => list({ integrations: [{ name: "claude-code", installed: true, verified, detail: "~/.claude/settings.json", lastDecision: null }] });
-    expect(integrationStatus(guide("claude-code"), hook(true))).toEqual({ state: "armed", detail: "~/.claude/settings.json" });
-    expect(integrationStatus(guide("claude-code"), hook(false)).state).toBe("installed");
-    expect(integrationStatus(guide("api"), list({ engines: [engine("my-harness")] }))).toEqual({ state: "armed", detail: "my-harness" });
+    expect(status("dsh", list({ engines: [engine("dsh")] })).state).toBe("armed");
+    expect(status("dsh", list()).state).toBe("not-seen");
+    const hook = (verified: boolean) => withEntry(integration("claude-code", { installed: true, verified, detail: "~/.claude/settings.json" }));
+    expect(status("claude-code", hook(true))).toEqual({ state: "armed", detail: "~/.claude/settings.json" });
+    expect(status("claude-code", hook(false)).state).toBe("installed");
+    expect(status("api", list({ engines: [engine("my-harness")] }))).toEqual({ state: "armed", detail: "my-harness" });
   });
   it("Codex: armed by its installed, trusted hook; installed but untrusted is not armed", () => {
-    const codex = (verified: boolean) => list({ integrations: [{ name: "codex", installed: true, verified, detail: "PreCompact hook installed", lastDecision: null }] });
-    expect(integrationStatus(guide("codex"), codex(true)).state).toBe("armed");
-    expect(integrationStatus(guide("codex"), codex(false)).state).toBe("installed");
-    expect(integrationStatus(guide("codex"), list()).state).toBe("not-seen");
+    const codex = (verified: boolean) => withEntry(integration("codex", { installed: true, verified, detail: "PreCompact hook installed" }));
+    expect(status("codex", codex(true)).state).toBe("armed");
+    expect(status("codex", codex(false)).state).toBe("installed");
+    expect(status("codex", list()).state).toBe("not-seen");
   });
   it("lists Gemini CLI as observed, never armed: it cannot be gated", () => {
-    const g = guide("gemini");
-    expect(g.snippet).toBe("tollgate import --harness gemini DIR");
-    expect(g.what).toContain("cannot be gated");
-    expect(g.what).toContain("chatCompressionService.ts");
     const detail = "not seen: no Gemini CLI session under ~/.gemini/tmp yet. observed, cannot be gated: …";
-    expect(integrationStatus(g, list({ integrations: [{ name: "gemini", installed: false, verified: false, detail, lastDecision: null }] }))).toEqual({ state: "not-seen", detail });
-    const seen = { name: "gemini", installed: false, verified: false, detail: "sessions in ~/.gemini: …", lastDecision: null, state: "observed" as const };
-    expect(integrationStatus(g, list({ integrations: [seen] }))).toEqual({ state: "observed", detail: "sessions in ~/.gemini: …" });
-    // An engine registering as "gemini" does not make it armed: the guide names no engine harness.
-    expect(integrationStatus(g, list({ integrations: [seen], engines: [engine("gemini")] })).state).toBe("observed");
+    expect(status("gemini", withEntry(integration("gemini", { detail })))).toEqual({ state: "not-seen", detail });
+    const seen = integration("gemini", { detail: "sessions in ~/.gemini: …", state: "observed" });
+    expect(status("gemini", withEntry(seen))).toEqual({ state: "observed", detail: "sessions in ~/.gemini: …" });
+    // An engine registering as "gemini" does not make it armed: a harness that cannot be gated counts no engine.
+    expect(status("gemini", withEntry(seen, { engines: [engine("gemini")] })).state).toBe("observed");
+    expect(status("gemini", withEntry(integration("gemini", { detail }), { engines: [engine("gemini")] })).state).toBe("not-seen");
+    expect(integrationGuides(list({ integrations: [seen] }), []).find((g) => g.id === "gemini")?.harnesses).toEqual([]);
   });
 });
 
 describe("OpenCode", () => {
   it("is not seen, then installed when configured, then armed by its engine", () => {
-    const g = guide("opencode");
-    const entry = (installed: boolean, detail: string) => ({ name: "opencode", installed, verified: false, detail, lastDecision: null });
-    expect(g.snippet).toBe("tollgate hook opencode --install");
-    expect(g.what).toContain("integrations/opencode/index.js"); // a checkout can still list it in opencode.json
-    expect(integrationStatus(g, list({ integrations: [entry(false, "not installed")] })).state).toBe("not-seen");
-    expect(integrationStatus(g, list({ integrations: [entry(true, "plugin configured in x")] }))).toEqual({ state: "installed", detail: "plugin configured in x" });
-    expect(integrationStatus(g, list({ engines: [engine("opencode")], integrations: [entry(true, "plugin seen")] })).state).toBe("armed");
+    const entry = (installed: boolean, detail: string) => integration("opencode", { installed, detail });
+    expect(status("opencode", withEntry(entry(false, "not installed"))).state).toBe("not-seen");
+    expect(status("opencode", withEntry(entry(true, "plugin configured in x")))).toEqual({ state: "installed", detail: "plugin configured in x" });
+    expect(status("opencode", withEntry(entry(true, "plugin seen"), { engines: [engine("opencode")] })).state).toBe("armed");
   });
 });

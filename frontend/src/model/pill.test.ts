@@ -6,7 +6,7 @@ const mode = (over: Partial<ModeState> = {}): ModeState => ({ mode: "ask", label
 const engines = (n: number, hook = false): EnginesList => ({
   armed: n > 0 || hook,
   engines: Array.from({ length: n }, (_, i) => ({ engine: `e_${i}`, harness: "dsh", registeredAt: "", lastContact: "", expiresAt: "" })),
-  integrations: [{ name: "claude-code", installed: hook, verified: hook, detail: "", lastDecision: null }],
+  integrations: [{ name: "claude-code", label: "Claude Code", installed: hook, verified: hook, detail: "", lastDecision: null }],
 });
 const fold = (over: Partial<Fold> = {}): Fold => ({
   rewrite: "r_1", seq: 120, at: "", kind: "prune", trigger: "pressure", preTokens: 838_000, predictedColdTokens: 724_000,
@@ -56,6 +56,8 @@ describe("pill menu lines", () => {
   it("armed line", () => {
     expect(armedLine(engines(2, true))).toBe("2 engines · Claude Code hook installed");
     expect(armedLine(engines(1))).toBe("1 engine");
+    // The label is the API's; an older tollgate's entry without one reads as its name.
+    expect(armedLine({ armed: true, engines: [], integrations: [{ name: "codex", installed: true, verified: false, detail: "", lastDecision: null }] })).toBe("codex hook installed (not verified)");
     expect(armedLine(engines(0))).toMatch(/^Nothing armed/);
     expect(armedLine(null)).toMatch(/Checking/);
   });

@@ -74,19 +74,13 @@ export function pillGlyph(state: PillState): string {
   }
 }
 
-/** The human name of an integration ("claude-code" → "Claude Code"). */
-export function integrationTitle(name: string): string {
-  const known: Record<string, string> = { "claude-code": "Claude Code", reasonix: "Reasonix", dsh: "dsh", codex: "Codex", gemini: "Gemini CLI", opencode: "OpenCode" };
-  return known[name] ?? name;
-}
-
 export function armedLine(engines: EnginesList | null): string {
   if (!engines) return "Checking what is armed…";
   const parts: string[] = [];
   const n = engines.engines.length;
   if (n > 0) parts.push(n === 1 ? "1 engine" : `${formatInt(n)} engines`);
   for (const i of engines.integrations) {
-    if (i.installed) parts.push(`${integrationTitle(i.name)} hook installed${i.verified ? "" : " (not verified)"}`);
+    if (i.installed) parts.push(`${i.label || i.name} hook installed${i.verified ? "" : " (not verified)"}`);
   }
   return parts.length > 0 ? parts.join(" · ") : "Nothing armed: connect a harness (see Integrations)";
 }

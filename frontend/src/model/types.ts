@@ -250,6 +250,13 @@ export interface Engine {
 
 export interface Integration {
   name: string;
+  /** How the UI names the harness ("Claude Code"); absent from an older tollgate (then: the name). */
+  label?: string;
+  /** The Integrations page's heading, the harness's full name ("DeepSeek-Reasonix"); absent: the label. */
+  title?: string;
+  /** The Integrations page's paragraph on the harness, and its copy-ready setup snippet. */
+  about?: string;
+  setup?: string;
   installed: boolean;
   verified: boolean;
   /** The integration's state in a line. */
@@ -257,8 +264,27 @@ export interface Integration {
   /** What always holds of the harness (what a decline does, why it cannot be gated); the page's guide says it in its own words. */
   note?: string;
   lastDecision: string | null;
-  /** "observed": tollgate imports this harness's sessions but cannot gate it (Gemini CLI). Never arms the guard. */
+  /** "observed": tollgate imports this harness's sessions but cannot gate it. Never arms the guard. */
   state?: "observed";
+}
+
+/** One harness tollgate knows (GET /v1/harnesses): a registered integration, a log format, or both. */
+export interface Harness {
+  name: string;
+  label: string;
+  /** Other harness names its engines register under. */
+  aliases?: string[];
+  /** Whether tollgate can hold its rewrites: false for a harness it only imports or observes. */
+  gated: boolean;
+  /** How tollgate reads its logs: "lines" are log files (what the Data page uploads), "database" one database file; absent when it reads none. */
+  logs?: "lines" | "database";
+  /** What "Not now" does beyond skipping the rewrite, where the harness cannot skip only that. */
+  decline?: string;
+}
+
+/** GET /v1/harnesses. */
+export interface HarnessList {
+  harnesses: Harness[];
 }
 
 export interface EnginesList {

@@ -5,6 +5,7 @@ import { button, el, errorText, type Scope } from "../components/dom";
 import { exportLink } from "../components/exportLink";
 import type { AppContext, View } from "../context";
 import { formatInt } from "../format";
+import { joinLabels, uploadHarnesses } from "../model/harnesses";
 import { routeHash } from "../model/route";
 import type { ImportResult, Session } from "../model/types";
 
@@ -41,14 +42,12 @@ function importSummary(res: ImportResult): HTMLElement {
 
 function importSection(ctx: AppContext, scope: Scope): HTMLElement {
   const input = el("input", { type: "file", id: "import-file", multiple: true, accept: ".jsonl,.json,.zst,.zstd,.gz,application/json" });
+  const uploads = uploadHarnesses(ctx.harnesses);
   const harness = el(
     "select",
     { id: "import-harness", title: "Which harness wrote the files" },
     el("option", { value: "" }, "Tell from the content"),
-    el("option", { value: "claude-code" }, "Claude Code"),
-    el("option", { value: "dsh" }, "dsh"),
-    el("option", { value: "codex" }, "Codex"),
-    el("option", { value: "gemini" }, "Gemini CLI"),
+    ...uploads.map((h) => el("option", { value: h.name }, h.label)),
   );
   const progress = el("div", { class: "progress", id: "import-progress", role: "status", "aria-live": "polite" });
   const bar = el("progress", {});
@@ -97,7 +96,17 @@ function importSection(ctx: AppContext, scope: Scope): HTMLElement {
     "section",
     { class: "card" },
     el("h2", {}, "Import"),
-    el("p", {}, "Claude Code transcripts (", el("code", {}, "~/.claude/projects/**.jsonl"), "), dsh session logs (", el("code", {}, "session.jsonl"), ", ", el("code", {}, ".jsonl.zstd"), ") and Codex rollouts. Importing a file again only adds what is new."),
+    el(
+      "p",
+      {},
+      uploads.length ? `Session logs of ${joinLabels(uploads.map((h) => h.label))} (` : "Session logs (",
+      el("code", {}, ".jsonl"),
+      ", or zstd-framed ",
+      el("code", {}, ".jsonl.zst"),
+      " and ",
+      el("code", {}, ".jsonl.zstd"),
+      "): tollgate tells from each file's content which harness wrote it, or pick the harness. Importing a file again only adds what is new.",
+    ),
     el("div", { class: "row" }, input, harness, go),
     progress,
   );

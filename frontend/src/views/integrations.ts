@@ -6,9 +6,9 @@ import { dataTable } from "../components/table";
 import type { View } from "../context";
 import { formatAgo, formatDateTime } from "../format";
 import { folderState, lastReadFile } from "../model/follow";
-import { GUIDES, integrationStatus, otherIntegrations } from "../model/integrations";
-import { integrationTitle } from "../model/pill";
-import type { Engine, EnginesList, FollowedFolder, FollowStatus } from "../model/types";
+import { harnessLabel } from "../model/harnesses";
+import { integrationGuides, integrationHeading, integrationStatus, otherIntegrations } from "../model/integrations";
+import type { Engine, EnginesList, FollowedFolder, FollowStatus, Harness } from "../model/types";
 
 async function copyText(text: string): Promise<boolean> {
   try {
@@ -32,7 +32,7 @@ async function copyText(text: string): Promise<boolean> {
 }
 
 /** The harness log folders tollgate follows (app/follow), and the last line each brought. */
-function followedSection(f: FollowStatus | null): HTMLElement {
+function followedSection(f: FollowStatus | null, harnesses: readonly Harness[]): HTMLElement {
   const box = el("section", { class: "card", id: "followed-logs" }, el("h2", {}, "Followed logs"));
   if (!f) {
     box.append(el("p", { class: "muted" }, "Could not read what is followed."));
@@ -46,7 +46,7 @@ function followedSection(f: FollowStatus | null): HTMLElement {
     el("p", { class: "muted" }, "tollgate imports what the harnesses append to these folders as they write it."),
     dataTable<FollowedFolder, string>(
       [
-        { key: "harness", label: "Harness", cell: (x) => (x.harness ? integrationTitle(x.harness) : "any") },
+        { key: "harness", label: "Harness", cell: (x) => (x.harness ? harnessLabel(harnesses, x.harness) : "any") },
         { key: "dir", label: "Folder", cell: (x) => x.dir },
         { key: "state", label: "Following", cell: (x) => (x.error ? x.error : folderState(x)) },
         {
@@ -82,8 +82,9 @@ export const integrationsView: View = async (root, ctx, scope) => {
       return;
     }
     if (!scope.alive) return;
-    const cards = GUIDES.map((g) => {
-      const st = integrationStatus(g, list);
+    const guides = integrationGuides(list, ctx.harnesses);
+    const cards = guides.map((g) => {
+      const st = integrationStatus(g, list, guides);
       const copy = button("Copy", async () => {
         const ok = await copyText(g.snippet);
         ctx.toast(ok ? "Copied" : "Select the text and copy it by hand", ok ? "good" : "warn");
@@ -102,7 +103,7 @@ export const integrationsView: View = async (root, ctx, scope) => {
         el(
           "section",
           { class: "card integration", "data-integration": i.name },
-          el("div", { class: "integration-head" }, el("h2", {}, integrationTitle(i.name)), el("span", { class: `badge ${i.installed ? "info" : "muted"}` }, i.installed ? "installed" : "not installed")),
+          el("div", { class: "integration-head" }, el("h2", {}, integrationHeading(i)), el("span", { class: `badge ${i.installed ? "info" : "muted"}` }, i.installed ? "installed" : "not installed")),
           el("p", {}, i.detail),
         ),
       );
@@ -126,7 +127,7 @@ export const integrationsView: View = async (root, ctx, scope) => {
       el("p", { class: "muted", id: "armed-summary" }, list.armed ? "The guard is armed." : "Nothing is armed yet: set up one of these and it shows as armed here."),
       el("div", { class: "integrations" }, ...cards),
       el("section", { class: "card" }, el("h2", {}, "Live engines"), engines),
-      followedSection(followed),
+      followedSection(followed, ctx.harnesses),
     );
   };
   await draw();

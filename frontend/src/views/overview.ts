@@ -11,7 +11,7 @@ import { formatPercent, formatTokens, formatUSD, formatInt, todayKey, userTimeZo
 import { causeSplit, dominantLine } from "../model/breaks";
 import { historyBanner } from "../model/follow";
 import { spendChartData } from "../model/chartData";
-import type { BreakSummary, HistoryProgress, Spend } from "../model/types";
+import type { BreakSummary, Harness, HistoryProgress, Spend } from "../model/types";
 
 const DAYS = 30;
 
@@ -88,8 +88,8 @@ function breaksCard(sum: BreakSummary | null): HTMLElement {
  * found, a progress bar and the time left; then what it brought. An empty
  * placeholder when there is nothing to say, so events can fill it in place.
  */
-function historyBox(h: HistoryProgress | null): HTMLElement {
-  const b = historyBanner(h);
+function historyBox(h: HistoryProgress | null, harnesses: readonly Harness[]): HTMLElement {
+  const b = historyBanner(h, harnesses);
   if (!b) return el("section", { id: "history-import", hidden: true });
   const bar = el("progress", { max: 1000, "aria-label": "history import" });
   bar.value = Math.round(b.fraction * 1000);
@@ -109,7 +109,7 @@ export const overviewView: View = async (root, ctx, scope) => {
   let chart: ChartHandle | null = null;
   scope.add(() => chart?.destroy());
   let history: HistoryProgress | null = null;
-  const showHistory = () => root.querySelector("#history-import")?.replaceWith(historyBox(history));
+  const showHistory = () => root.querySelector("#history-import")?.replaceWith(historyBox(history, ctx.harnesses));
 
   const draw = async () => {
     let spend: Spend;
@@ -136,7 +136,7 @@ export const overviewView: View = async (root, ctx, scope) => {
     chart?.destroy();
     chart = null;
     if (!hasSessions && spend.totals.requests === 0) {
-      root.replaceChildren(historyBox(history), emptyState(ctx, "No sessions yet", "tollgate has not recorded a request yet."));
+      root.replaceChildren(historyBox(history, ctx.harnesses), emptyState(ctx, "No sessions yet", "tollgate has not recorded a request yet."));
       return;
     }
     const t = spend.totals;
@@ -144,7 +144,7 @@ export const overviewView: View = async (root, ctx, scope) => {
     root.replaceChildren(
       el("h1", {}, "Overview"),
       el("p", { class: "muted" }, `Last ${DAYS} days, days in ${spend.tz || tz}`),
-      historyBox(history),
+      historyBox(history, ctx.harnesses),
       el(
         "div",
         { class: "stats" },
