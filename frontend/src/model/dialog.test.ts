@@ -6,7 +6,7 @@ import { pending, quote } from "./testdata/quote";
 
 const texts = (p = pending()) => dialogModel(p).lines.map((l) => l.text);
 
-describe("a Claude Code fold's predicted parts (issue 12)", () => {
+describe("a Claude Code fold's predicted parts", () => {
   const prediction = {
     low: 11_300,
     high: 16_800,
@@ -179,7 +179,7 @@ describe("question queue", () => {
   });
 });
 
-describe("what Not now does to a Codex turn (issue 15)", () => {
+describe("what Not now does to a Codex turn", () => {
   it("says plainly that declining ends the Codex turn and that Codex asks again next turn", () => {
     const lines = dialogModel(pending({ harness: "codex" }), HARNESSES).lines;
     expect(lines[lines.length - 1]).toEqual({
