@@ -44,9 +44,13 @@ var depRules = []depRule{
 	{pattern: "app/home"},
 	{pattern: "app/importer/jsonl", external: []string{"github.com/klauspost/compress/"}},
 	{pattern: "app/harness/claudecode/cctool", module: []string{"app/importer/jsonl"}},
+	// encoding/json's reading of the file tools, the decoders' tests' reference.
+	{pattern: "app/harness/claudecode/cctool/cctooltest"},
 	// The importer core: records, the driver and the Format registry; it
 	// never imports a harness folder (each registers itself).
 	{pattern: "app/importer", module: []string{"app/importer/jsonl", "pricing"}},
+	// What the formats' tests check alike in their real samples.
+	{pattern: "app/importer/importertest", module: []string{"app/importer"}},
 	{pattern: "app/harness/claudecode/testcorpus"},
 	{pattern: "app/harness/claudecode/cclog", module: []string{"app/harness/claudecode/cctool", "app/importer", "app/importer/jsonl", "pricing"}},
 	{pattern: "app/harness/codex/cxlog", module: []string{"app/importer", "app/importer/jsonl", "pricing"}},
@@ -72,6 +76,8 @@ var depRules = []depRule{
 	{pattern: "app/follow", module: []string{"app/imports", "app/importer", "app/config", "guard/api", "storage/sqlite"}, external: []string{"github.com/fsnotify/fsnotify"}},
 	{pattern: "app/install", module: []string{"app/home", "build/desktop"}},
 	{pattern: "app/desktop/sessionbus", external: []string{"github.com/godbus/dbus/"}},
+	// A throwaway session bus for the tests of the tray, the notifications and doctor.
+	{pattern: "app/desktop/sessionbus/bustest", external: []string{"github.com/godbus/dbus/"}},
 	{pattern: "app/desktop", module: []string{"app/desktop/sessionbus", "guard", "guard/api", "pricing"},
 		external: []string{"github.com/wailsapp/wails/v2/pkg/", "fyne.io/systray", "github.com/godbus/dbus/"}},
 	{pattern: "app/doctor", module: []string{"app/home", "app/config", "app/harness",
@@ -97,6 +103,7 @@ var depRules = []depRule{
 	{pattern: "integrations/opencode"},
 	{pattern: "test/harness"},
 	{pattern: "test/shareddata"},
+	{pattern: "test/wanterr"},
 	{pattern: "test/harness/cmd/fakeprovider", module: []string{"test/harness"}},
 	{pattern: "test/bench/importbench", module: []string{"storage/sqlite", "storage", "pricing"}, external: []string{"github.com/mattn/go-sqlite3"}},
 }

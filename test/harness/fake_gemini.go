@@ -12,12 +12,9 @@ package harness
 // 2026-12-01).
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -32,26 +29,12 @@ type geminiRequest struct {
 // StartGeminiProvider serves the fake Gemini endpoint on 127.0.0.1 (a free
 // port). Its calls are API "gemini".
 func StartGeminiProvider(log *slog.Logger) (*Provider, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	p := &Provider{URL: "http://" + ln.Addr().String(), ln: ln, log: log}
-	mux := http.NewServeMux()
-	// The SDK names the method after a colon in the last path segment
-	// (models/gemini-2.5-pro:streamGenerateContent), which ServeMux cannot
-	// match with a wildcard, so one handler reads it.
-	mux.HandleFunc("POST /{version}/models/{call}", p.gemini)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		p.log.Info("fake gemini: unhandled", "method", r.Method, "path", r.URL.Path)
-		http.Error(w, `{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}`, http.StatusNotFound)
+	return startProvider(log, "fake gemini", `{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}`, func(p *Provider, mux *http.ServeMux) {
+		// The SDK names the method after a colon in the last path segment
+		// (models/gemini-2.5-pro:streamGenerateContent), which ServeMux cannot
+		// match with a wildcard, so one handler reads it.
+		mux.HandleFunc("POST /{version}/models/{call}", p.gemini)
 	})
-	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go p.srv.Serve(ln)
-	return p, nil
 }
 
 // Evict forgets every cached prefix, as a provider whose cache entries
@@ -68,34 +51,20 @@ func (p *Provider) gemini(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"code":400,"message":"no method","status":"INVALID_ARGUMENT"}}`, http.StatusBadRequest)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	var req geminiRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, `{"error":{"code":400,"message":"bad json","status":"INVALID_ARGUMENT"}}`, http.StatusBadRequest)
+	body, ok := readRequest(w, r, &req, `{"error":{"code":400,"message":"bad json","status":"INVALID_ARGUMENT"}}`)
+	if !ok {
 		return
 	}
-	var prompt bytes.Buffer
-	prompt.Write(req.SystemInstruction)
-	prompt.Write(req.Tools)
-	for _, c := range req.Contents {
-		prompt.Write(c)
-	}
+	prompt, last := promptOf(req.Contents, req.SystemInstruction, req.Tools)
 	if method == "countTokens" {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"totalTokens":%d}`, (prompt.Len()+3)/4)
+		fmt.Fprintf(w, `{"totalTokens":%d}`, (len(prompt)+3)/4)
 		return
 	}
 	if method != "generateContent" && method != "streamGenerateContent" {
 		http.Error(w, `{"error":{"code":404,"message":"unknown method","status":"NOT_FOUND"}}`, http.StatusNotFound)
 		return
-	}
-	last := ""
-	if n := len(req.Contents); n > 0 {
-		last = string(req.Contents[n-1])
 	}
 	// Gemini CLI's chat compression asks its model for a <state_snapshot>
 	// (context/chatCompressionService.ts), then asks it to check that
@@ -106,7 +75,7 @@ func (p *Provider) gemini(w http.ResponseWriter, r *http.Request) {
 		text = "<state_snapshot><overall_goal>keep the notes</overall_goal></state_snapshot>"
 	}
 	output := int64(len(text)+3) / 4
-	tokens, cached := p.account("gemini", r.URL.Path, body, prompt.Bytes(), compaction, output)
+	tokens, cached := p.account("gemini", r.URL.Path, body, prompt, compaction, output)
 	p.log.Info("fake gemini: "+method, "model", model, "prompt", tokens, "cached", cached, "compaction", compaction)
 	resp := map[string]any{
 		"candidates": []any{map[string]any{
@@ -121,8 +90,7 @@ func (p *Provider) gemini(w http.ResponseWriter, r *http.Request) {
 		"responseId":   fmt.Sprintf("fake-%d", time.Now().UnixNano()),
 	}
 	if method == "generateContent" {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(resp)
+		writeJSON(w, resp)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

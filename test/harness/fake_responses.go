@@ -22,7 +22,6 @@ package harness
 // with an earlier request, nothing below 1,024 tokens, then in steps of 128.
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -51,13 +50,8 @@ type responsesRequest struct {
 // prompt is the cacheable prompt of a Responses request, in the order the
 // provider sees it: instructions, tools, then the input items.
 func (req responsesRequest) prompt() []byte {
-	var b bytes.Buffer
-	b.Write(req.Instructions)
-	b.Write(req.Tools)
-	for _, item := range req.Input {
-		b.Write(item)
-	}
-	return b.Bytes()
+	b, _ := promptOf(req.Input, req.Instructions, req.Tools)
+	return b
 }
 
 // compactionTrigger says whether the request is a remote compaction: its
@@ -170,19 +164,14 @@ func (p *Provider) responses(w http.ResponseWriter, r *http.Request) {
 	completed := map[string]any{"id": id, "object": "response", "status": "completed", "model": req.Model,
 		"output": []any{message}, "usage": responsesUsage(tokens, cached, output)}
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(completed)
+		writeJSON(w, completed)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
+	stream := eventStream(w)
+	// Each event's data names its type again, as OpenAI's do.
 	send := func(event string, v map[string]any) {
 		v["type"] = event
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
+		stream(event, v)
 	}
 	send("response.created", map[string]any{"response": map[string]any{"id": id, "object": "response", "status": "in_progress", "model": req.Model}})
 	if !remote {
@@ -204,8 +193,7 @@ func (p *Provider) responsesCompact(w http.ResponseWriter, r *http.Request) {
 	output := int64(len(summary)+3) / 4
 	tokens, cached := p.accountOpenAI(r.URL.Path, body, req.prompt(), true, output)
 	p.log.Info("fake provider: remote compaction", "prompt", tokens, "cached", cached)
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{
+	writeJSON(w, map[string]any{
 		"id": fmt.Sprintf("cmp_%d", time.Now().UnixNano()), "object": "response.compaction",
 		"output": []any{map[string]any{"type": "message", "role": "user",
 			"content": []any{map[string]any{"type": "input_text", "text": summary}}}},

@@ -57,6 +57,21 @@ type Provider struct {
 
 // StartProvider serves the fake provider on 127.0.0.1 (a free port).
 func StartProvider(log *slog.Logger) (*Provider, error) {
+	return startProvider(log, "fake provider", `{"error":{"message":"not found"}}`, func(p *Provider, mux *http.ServeMux) {
+		mux.HandleFunc("POST /v1/chat/completions", p.chatCompletions)
+		mux.HandleFunc("POST /chat/completions", p.chatCompletions)
+		mux.HandleFunc("GET /v1/models", p.models)
+		mux.HandleFunc("GET /models", p.models)
+		mux.HandleFunc("POST /v1/messages", p.messages)
+		mux.HandleFunc("POST /v1/messages/count_tokens", p.countTokens)
+		p.responsesRoutes(mux) // fake_responses.go: Codex's Responses API
+	})
+}
+
+// startProvider serves a fake provider on 127.0.0.1 (a free port) with the
+// routes route adds; any other request is logged under name and answered
+// 404 with notFound, the API's own error body.
+func startProvider(log *slog.Logger, name, notFound string, route func(*Provider, *http.ServeMux)) (*Provider, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -66,16 +81,10 @@ func StartProvider(log *slog.Logger) (*Provider, error) {
 	}
 	p := &Provider{URL: "http://" + ln.Addr().String(), ln: ln, log: log}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", p.chatCompletions)
-	mux.HandleFunc("POST /chat/completions", p.chatCompletions)
-	mux.HandleFunc("GET /v1/models", p.models)
-	mux.HandleFunc("GET /models", p.models)
-	mux.HandleFunc("POST /v1/messages", p.messages)
-	mux.HandleFunc("POST /v1/messages/count_tokens", p.countTokens)
-	p.responsesRoutes(mux) // fake_responses.go: Codex's Responses API
+	route(p, mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		p.log.Info("fake provider: unhandled", "method", r.Method, "path", r.URL.Path)
-		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+		p.log.Info(name+": unhandled", "method", r.Method, "path", r.URL.Path)
+		http.Error(w, notFound, http.StatusNotFound)
 	})
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go p.srv.Serve(ln)
@@ -138,6 +147,64 @@ func isSummaryRequest(last string) bool {
 	return strings.Contains(l, "summary") || strings.Contains(l, "summarize") || strings.Contains(l, "summarise")
 }
 
+// readRequest reads a request's body and decodes it into req. It answers
+// 400 itself, with badJSON (the API's own error body) when the body is not
+// the JSON expected, and then reports false.
+func readRequest(w http.ResponseWriter, r *http.Request, req any, badJSON string) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	if err := json.Unmarshal(body, req); err != nil {
+		http.Error(w, badJSON, http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
+
+// promptOf is a request's cacheable prompt in the order its provider sees
+// it: the head parts (tools, system prompt, as the API orders them), then
+// the messages. last is the text of the last message, where a harness's
+// summary request says what it is.
+func promptOf(messages []json.RawMessage, head ...json.RawMessage) (prompt []byte, last string) {
+	var b bytes.Buffer
+	for _, h := range head {
+		b.Write(h)
+	}
+	for _, m := range messages {
+		b.Write(m)
+	}
+	if n := len(messages); n > 0 {
+		last = string(messages[n-1])
+	}
+	return b.Bytes(), last
+}
+
+// writeJSON answers v as a JSON document.
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// eventStream starts a server-sent event stream and returns what sends one
+// event: its name on an event: line (none when event is ""), v as the JSON
+// of its data: line, flushed at once as a streaming provider's are.
+func eventStream(w http.ResponseWriter) func(event string, v any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	return func(event string, v any) {
+		b, _ := json.Marshal(v)
+		if event != "" {
+			fmt.Fprintf(w, "event: %s\n", event)
+		}
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+}
+
 // ---- OpenAI ----
 
 type chatRequest struct {
@@ -153,33 +220,20 @@ func (p *Provider) models(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Provider) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+	body, ok := readRequest(w, r, &req, `{"error":{"message":"bad json"}}`)
+	if !ok {
 		return
 	}
 	// The cacheable prompt: tools first, then the messages in order.
-	var prompt bytes.Buffer
-	prompt.Write(req.Tools)
-	for _, m := range req.Messages {
-		prompt.Write(m)
-	}
-	last := ""
-	if n := len(req.Messages); n > 0 {
-		last = string(req.Messages[n-1])
-	}
+	prompt, last := promptOf(req.Messages, req.Tools)
 	compaction := isSummaryRequest(last)
 	text := "ok."
 	if compaction {
 		text = "Summary: the user sent long prompts and the assistant acknowledged them."
 	}
 	output := int64(len(text)+3) / 4
-	tokens, cached := p.account("openai", r.URL.Path, body, prompt.Bytes(), compaction, output)
+	tokens, cached := p.account("openai", r.URL.Path, body, prompt, compaction, output)
 	p.log.Info("fake provider: chat completion", "prompt", tokens, "cached", cached, "compaction", compaction, "stream", req.Stream)
 	usage := map[string]any{"prompt_tokens": tokens, "completion_tokens": output, "total_tokens": tokens + output,
 		"prompt_tokens_details": map[string]any{"cached_tokens": cached}, "prompt_cache_hit_tokens": cached, "prompt_cache_miss_tokens": tokens - cached}
@@ -188,31 +242,22 @@ func (p *Provider) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		model = "fake-model"
 	}
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
+		writeJSON(w, map[string]any{
 			"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": model,
 			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}},
 			"usage":   usage,
 		})
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
+	send := eventStream(w)
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 	}
-	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	send(chunk(map[string]any{"content": text}, nil))
-	send(chunk(map[string]any{}, "stop"))
-	send(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": model, "choices": []any{}, "usage": usage})
+	send("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	send("", chunk(map[string]any{"content": text}, nil))
+	send("", chunk(map[string]any{}, "stop"))
+	send("", map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": model, "choices": []any{}, "usage": usage})
 	io.WriteString(w, "data: [DONE]\n\n")
 }
 
@@ -226,18 +271,10 @@ type messagesRequest struct {
 	Messages []json.RawMessage `json:"messages"`
 }
 
+// anthropicPrompt is the cacheable prompt of a Messages request (tools,
+// system prompt, messages) and the text of its last message.
 func anthropicPrompt(req messagesRequest) ([]byte, string) {
-	var prompt bytes.Buffer
-	prompt.Write(req.Tools)
-	prompt.Write(req.System)
-	for _, m := range req.Messages {
-		prompt.Write(m)
-	}
-	last := ""
-	if n := len(req.Messages); n > 0 {
-		last = string(req.Messages[n-1])
-	}
-	return prompt.Bytes(), last
+	return promptOf(req.Messages, req.Tools, req.System)
 }
 
 func (p *Provider) countTokens(w http.ResponseWriter, r *http.Request) {
@@ -250,14 +287,9 @@ func (p *Provider) countTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Provider) messages(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	var req messagesRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
+	body, ok := readRequest(w, r, &req, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`)
+	if !ok {
 		return
 	}
 	prompt, last := anthropicPrompt(req)
@@ -274,45 +306,13 @@ func (p *Provider) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	output := int64(len(text)+3) / 4
 	tokens, cached := p.account("anthropic", r.URL.Path, body, prompt, compaction, output)
-	uncached := tokens - cached
 	p.log.Info("fake provider: messages", "prompt", tokens, "cached", cached, "compaction", compaction, "stream", req.Stream, "model", req.Model)
-	model := req.Model
-	if model == "" {
-		model = "claude-sonnet-4-5"
-	}
-	// Anthropic's input_tokens exclude the cache: the uncached part is
-	// written to the cache (Claude Code marks its prompt cacheable).
-	usage := map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
-		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": output}
-	msgID := fmt.Sprintf("msg_fake%d", time.Now().UnixNano())
-	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"id": msgID, "type": "message", "role": "assistant", "model": model,
-			"content":     []any{map[string]any{"type": "text", "text": text}},
-			"stop_reason": "end_turn", "stop_sequence": nil, "usage": usage,
-		})
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	send := func(event string, v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
-	startUsage := map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
-		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": 1}
-	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": startUsage}})
-	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": text}})
-	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": output}})
-	send("message_stop", map[string]any{"type": "message_stop"})
+	anthropicAnswer(w, req, anthropicBlock{
+		whole: map[string]any{"type": "text", "text": text},
+		start: map[string]any{"type": "text", "text": ""},
+		delta: map[string]any{"type": "text_delta", "text": text},
+		stop:  "end_turn",
+	}, tokens, cached, output)
 }
 
 // SubagentMarker in a prompt makes the Anthropic fake answer with a call of
@@ -321,49 +321,62 @@ func (p *Provider) messages(w http.ResponseWriter, r *http.Request) {
 // the turn's next one are answered "ok.".
 const SubagentMarker = "[tollgate-test: run a subagent]"
 
-// agentCall streams one tool_use block calling the Agent tool.
+// agentCall answers with one tool_use block calling the Agent tool.
 func (p *Provider) agentCall(w http.ResponseWriter, req messagesRequest, body, prompt []byte) {
 	input, _ := json.Marshal(map[string]any{"description": "Acknowledge the note", "prompt": "Reply with the word ok.",
 		"subagent_type": "general-purpose", "run_in_background": false})
 	output := int64(len(input)+3) / 4
 	tokens, cached := p.account("anthropic", "/v1/messages", body, prompt, false, output)
-	uncached := tokens - cached
 	p.log.Info("fake provider: messages (Agent tool call)", "prompt", tokens, "cached", cached, "stream", req.Stream, "model", req.Model)
+	toolID := fmt.Sprintf("toolu_fake%d", time.Now().UnixNano())
+	anthropicAnswer(w, req, anthropicBlock{
+		whole: map[string]any{"type": "tool_use", "id": toolID, "name": "Agent", "input": json.RawMessage(input)},
+		start: map[string]any{"type": "tool_use", "id": toolID, "name": "Agent", "input": map[string]any{}},
+		delta: map[string]any{"type": "input_json_delta", "partial_json": string(input)},
+		stop:  "tool_use",
+	}, tokens, cached, output)
+}
+
+// anthropicBlock is the one content block of an answer: whole as a
+// message's content holds it, start and delta as a stream opens and fills
+// it, and the stop reason it ends the message with.
+type anthropicBlock struct {
+	whole, start, delta map[string]any
+	stop                string
+}
+
+// anthropicAnswer answers a Messages request with one assistant message
+// holding block: a JSON message, or when the request streams, Anthropic's
+// event sequence (message_start, the block's start, delta and stop,
+// message_delta, message_stop).
+func anthropicAnswer(w http.ResponseWriter, req messagesRequest, block anthropicBlock, tokens, cached, output int64) {
+	uncached := tokens - cached
 	model := req.Model
 	if model == "" {
 		model = "claude-sonnet-4-5"
 	}
-	usage := map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
-		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": output}
+	// Anthropic's input_tokens exclude the cache: the uncached part is
+	// written to the cache (Claude Code marks its prompt cacheable).
+	usage := func(output int64) map[string]any {
+		return map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
+			"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": output}
+	}
 	msgID := fmt.Sprintf("msg_fake%d", time.Now().UnixNano())
-	toolID := fmt.Sprintf("toolu_fake%d", time.Now().UnixNano())
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
+		writeJSON(w, map[string]any{
 			"id": msgID, "type": "message", "role": "assistant", "model": model,
-			"content":     []any{map[string]any{"type": "tool_use", "id": toolID, "name": "Agent", "input": json.RawMessage(input)}},
-			"stop_reason": "tool_use", "stop_sequence": nil, "usage": usage,
+			"content":     []any{block.whole},
+			"stop_reason": block.stop, "stop_sequence": nil, "usage": usage(output),
 		})
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	send := func(event string, v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
-	start := map[string]any{"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": uncached,
-		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": uncached, "ephemeral_1h_input_tokens": 0}, "output_tokens": 1}
+	send := eventStream(w)
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": start}})
-	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-		"content_block": map[string]any{"type": "tool_use", "id": toolID, "name": "Agent", "input": map[string]any{}}})
-	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+		"stop_reason": nil, "stop_sequence": nil, "usage": usage(1)}})
+	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": block.start})
+	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": block.delta})
 	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": output}})
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": block.stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": output}})
 	send("message_stop", map[string]any{"type": "message_stop"})
 }
