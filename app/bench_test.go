@@ -3,9 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,32 +28,12 @@ func BenchmarkServiceRecordRequests(b *testing.B) {
 	var acked int64
 	var elapsed time.Duration
 	for b.Loop() {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		start := time.Now()
-		for c := 0; c < clients; c++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= perRound {
-					n := seq.Add(1)
-					body := fmt.Sprintf(`{"requestId":"r%d","profile":"deepseek-flash","provider":"deepseek","model":"deepseek-flash","turn":"1","usage":{"inputTokens":1200,"cacheReadTokens":250000,"outputTokens":900}}`, n)
-					res, err := client.Do(clienttest.NewRequest("POST", fmt.Sprintf("%s/v1/sessions/s%d/requests", svc.URL, n%8), svc.Token(), body))
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != http.StatusCreated {
-						b.Errorf("status %d", res.StatusCode)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		elapsed += time.Since(start)
+		r := clienttest.Load(b, client, clients, perRound, func(int) *http.Request {
+			n := seq.Add(1)
+			body := fmt.Sprintf(`{"requestId":"r%d","profile":"deepseek-flash","provider":"deepseek","model":"deepseek-flash","turn":"1","usage":{"inputTokens":1200,"cacheReadTokens":250000,"outputTokens":900}}`, n)
+			return clienttest.NewRequest("POST", fmt.Sprintf("%s/v1/sessions/s%d/requests", svc.URL, n%8), svc.Token(), body)
+		}, http.StatusCreated)
+		elapsed += r.Elapsed
 		acked += perRound
 	}
 	b.ReportMetric(float64(acked)/elapsed.Seconds(), "acked-req/s")

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,51 +61,12 @@ func decodeOnly() http.Handler {
 	})
 }
 
-type loadResult struct {
-	latencies []time.Duration
-	elapsed   time.Duration
-}
-
-// load sends total requests from `clients` goroutines and records each
-// round trip.
-func load(b *testing.B, client *http.Client, url, token string, clients, total int, body func(i int) []byte, wantStatus int) loadResult {
-	var next atomic.Int64
-	var mu sync.Mutex
-	var all []time.Duration
-	var wg sync.WaitGroup
-	start := time.Now()
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []time.Duration
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= total {
-					break
-				}
-				req := clienttest.NewRequest("POST", url, token, body(i))
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				mine = append(mine, time.Since(t0))
-				if res.StatusCode != wantStatus {
-					b.Errorf("status %d, want %d", res.StatusCode, wantStatus)
-					return
-				}
-			}
-			mu.Lock()
-			all = append(all, mine...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return loadResult{latencies: all, elapsed: time.Since(start)}
+// load posts total bodies to url with token from `clients` goroutines and
+// records each round trip (clienttest.Load).
+func load(b *testing.B, client *http.Client, url, token string, clients, total int, body func(i int) []byte, wantStatus int) clienttest.LoadResult {
+	return clienttest.Load(b, client, clients, total, func(i int) *http.Request {
+		return clienttest.NewRequest("POST", url, token, body(i))
+	}, wantStatus)
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {
@@ -137,9 +97,9 @@ func BenchmarkGateAuto(b *testing.B) {
 			var gate, base []time.Duration
 			for b.Loop() {
 				r := load(b, client, g.ts.URL+"/v1/sessions/bench/rewrites", testToken, benchClients, perRound, func(int) []byte { return body }, 200)
-				gate = append(gate, r.latencies...)
+				gate = append(gate, r.Latencies...)
 				r = load(b, client, floor.URL, testToken, benchClients, perRound, func(int) []byte { return body }, 200)
-				base = append(base, r.latencies...)
+				base = append(base, r.Latencies...)
 			}
 			gp50, gp99 := percentile(gate, 0.50), percentile(gate, 0.99)
 			bp50, bp99 := percentile(base, 0.50), percentile(base, 0.99)
@@ -164,7 +124,7 @@ func BenchmarkGateAutoSingleClient(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {
 				r := load(b, client, g.ts.URL+"/v1/sessions/bench/rewrites", testToken, 1, 1, func(int) []byte { return body }, 200)
-				lat = append(lat, r.latencies...)
+				lat = append(lat, r.Latencies...)
 			}
 			b.ReportMetric(float64(percentile(lat, 0.5).Microseconds()), "p50-µs")
 			b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
@@ -209,11 +169,11 @@ func BenchmarkRecordRequests(b *testing.B) {
 		path := fmt.Sprintf("/v1/sessions/s%d/requests", seq.Load()%8)
 		r := load(b, client, g.ts.URL+path, testToken, benchClients, perRound, body, 201)
 		total += perRound
-		elapsed += r.elapsed
-		lat = append(lat, r.latencies...)
+		elapsed += r.Elapsed
+		lat = append(lat, r.Latencies...)
 		r = load(b, client, floor.URL+path, testToken, benchClients, perRound, body, 201)
-		floorElapsed += r.elapsed
-		floorLat = append(floorLat, r.latencies...)
+		floorElapsed += r.Elapsed
+		floorLat = append(floorLat, r.Latencies...)
 	}
 	recorded, decoded := float64(total)/elapsed.Seconds(), float64(total)/floorElapsed.Seconds()
 	b.ReportMetric(recorded, "acked-req/s")

@@ -1,11 +1,14 @@
 // Package clienttest holds test helpers that talk to a running tollgate as a
-// user interface would. Only tests import it.
+// user interface or a harness would: answering its questions, reading its
+// event stream, calling its API, loading it with concurrent clients. Only
+// tests import it.
 package clienttest
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -43,26 +46,20 @@ func StartAnswerer(t testing.TB, url, token, choice string) *Answerer {
 	go func() {
 		defer res.Body.Close()
 		close(ready)
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		event := ""
-		for sc.Scan() {
-			line := sc.Text()
-			if e, ok := strings.CutPrefix(line, "event: "); ok {
-				event = e
+		ReadEvents(res.Body, func(event, data string) {
+			if event != "rewrite.pending" {
+				return
 			}
-			if d, ok := strings.CutPrefix(line, "data: "); ok && event == "rewrite.pending" {
-				var p api.RewritePending
-				json.Unmarshal([]byte(d), &p)
-				a.mu.Lock()
-				a.pending = append(a.pending, p)
-				choice := a.choice
-				a.mu.Unlock()
-				if choice != "" {
-					go c.Answer(context.Background(), p.Rewrite, choice)
-				}
+			var p api.RewritePending
+			json.Unmarshal([]byte(data), &p)
+			a.mu.Lock()
+			a.pending = append(a.pending, p)
+			choice := a.choice
+			a.mu.Unlock()
+			if choice != "" {
+				go c.Answer(context.Background(), p.Rewrite, choice)
 			}
-		}
+		})
 	}()
 	<-ready
 	// The subscription counts once the server has registered it.
@@ -78,6 +75,25 @@ func StartAnswerer(t testing.TB, url, token, choice string) *Answerer {
 	}
 	time.Sleep(100 * time.Millisecond)
 	return a
+}
+
+// ReadEvents reads tollgate's event stream (GET /v1/events) from r until it
+// ends, calling each with every data: line and the name of the event: line
+// before it ("" before any). Lines up to 64 MiB are read whole.
+func ReadEvents(r io.Reader, each func(event, data string)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if e, ok := strings.CutPrefix(line, "event: "); ok {
+			event = e
+			continue
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			each(event, data)
+		}
+	}
 }
 
 // Asked lists the questions seen so far.
