@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,10 +16,8 @@ import (
 // scripted UI answering the dialog.
 func TestClaudeCodePreCompactHook(t *testing.T) {
 	w := startWorld(t, true)
-	e, p, home, environ, tg := w.e, w.p, w.home, w.environ, w.tg
-	configDir := filepath.Join(home, ".claude-config")
-	work := filepath.Join(home, "work")
-	os.MkdirAll(work, 0o755)
+	e, p, work, environ, tg := w.e, w.p, w.work, w.environ, w.tg
+	configDir := filepath.Join(w.home, ".claude-config")
 	// TOLLGATE_SAMPLE_DIR (sample_test.go): the session's transcripts.
 	keepSample(t, "claude-code", func(dst string) error {
 		main, _ := filepath.Glob(filepath.Join(configDir, "projects", "*", "*.jsonl"))
@@ -33,22 +30,8 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 
 	// Install the hook the way a user does; tollgate (which runs with the
 	// same HOME) sees it installed, verified, and armed.
-	install := exec.Command(e.bin, "hook", "claude-code", "--install", "--home", tg.Home, "--timeout", "60")
-	install.Env = environ
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("install: %v\n%s", err, out)
-	}
-	var engines struct {
-		Armed        bool `json:"armed"`
-		Integrations []struct {
-			Name         string
-			Installed    bool
-			Verified     bool
-			Detail       string
-			LastDecision string
-		} `json:"integrations"`
-	}
-	tg.get(t, "/v1/engines", &engines)
+	e.runTollgate(t, environ, "install", "hook", "claude-code", "--install", "--home", tg.Home, "--timeout", "60")
+	engines := tg.engines(t)
 	if !engines.Armed || engines.Integrations[0].Name != "claude-code" || !engines.Integrations[0].Verified {
 		t.Fatalf("after --install: %+v", engines)
 	}
@@ -81,14 +64,7 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 
 	// Turns until the reported usage crosses the (lowered) auto-compact
 	// threshold and Claude Code fires an automatic PreCompact: Not now.
-	var declined result
-	for i := 0; i < 3; i++ {
-		declined = run(t, p, work, auto, e.claude, "-p", "-c", "next")
-		if asked, _ := ui.snapshot(); len(asked) > 0 {
-			break
-		}
-	}
-	asked, _ := ui.snapshot()
+	declined, asked := untilAsked(t, p, work, auto, e, ui)
 	if len(asked) != 1 || asked[0].Trigger != "pressure" || asked[0].Session != sessionID || asked[0].Quote == nil || asked[0].DeadlineSeconds != 55 {
 		t.Fatalf("automatic PreCompact not asked as expected: %+v", asked)
 	}
@@ -134,28 +110,20 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 	}
 	var got []string
 	for _, f := range series.Folds {
-		applied := "?"
-		if f.Applied != nil {
-			applied = fmt.Sprint(*f.Applied)
-		}
-		got = append(got, f.Decision+"/"+f.Reason+"/"+f.Trigger+"/"+applied)
+		got = append(got, f.Decision+"/"+f.Reason+"/"+f.Trigger+"/"+applied(f.Applied))
 	}
 	// The PostCompact hook reported the outcome of each compaction that ran.
 	if strings.Join(got, " ") != "allow/manual/manual/true decline/user/pressure/? allow/user/pressure/true" {
 		t.Fatalf("folds %v", got)
 	}
-	tg.get(t, "/v1/engines", &engines)
+	engines = tg.engines(t)
 	if !strings.HasPrefix(engines.Integrations[0].LastDecision, "allow (user)") {
 		t.Fatalf("last decision %q", engines.Integrations[0].LastDecision)
 	}
 
 	// --uninstall removes it; tollgate is no longer armed.
-	un := exec.Command(e.bin, "hook", "claude-code", "--uninstall")
-	un.Env = environ
-	if out, err := un.CombinedOutput(); err != nil {
-		t.Fatalf("uninstall: %v\n%s", err, out)
-	}
-	tg.get(t, "/v1/engines", &engines)
+	e.runTollgate(t, environ, "uninstall", "hook", "claude-code", "--uninstall")
+	engines = tg.engines(t)
 	if engines.Armed || engines.Integrations[0].Installed {
 		t.Fatalf("after --uninstall: %+v", engines)
 	}
@@ -176,24 +144,9 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 // hook (`--install --http`), with the token from $TOLLGATE_TOKEN.
 func TestClaudeCodeHTTPHook(t *testing.T) {
 	w := startWorld(t, true)
-	e, p, home, environ, tg := w.e, w.p, w.home, w.environ, w.tg
-	work := filepath.Join(home, "work")
-	os.MkdirAll(work, 0o755)
-	install := exec.Command(e.bin, "hook", "claude-code", "--install", "--http", "--home", tg.Home, "--timeout", "60")
-	install.Env = environ
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("install --http: %v\n%s", err, out)
-	}
-	var engines struct {
-		Armed        bool `json:"armed"`
-		Integrations []struct {
-			Name     string
-			Verified bool
-			Detail   string
-		} `json:"integrations"`
-	}
-	tg.get(t, "/v1/engines", &engines)
-	if !engines.Armed || !strings.Contains(engines.Integrations[0].Detail, "HTTP hook") {
+	e, p, work, environ, tg := w.e, w.p, w.work, w.environ, w.tg
+	e.runTollgate(t, environ, "install --http", "hook", "claude-code", "--install", "--http", "--home", tg.Home, "--timeout", "60")
+	if engines := tg.engines(t); !engines.Armed || !strings.Contains(engines.Integrations[0].Detail, "HTTP hook") {
 		t.Fatalf("after --install --http: %+v", engines)
 	}
 	ui := startUI(t, tg)
@@ -201,14 +154,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 	claude := append(environ, "ANTHROPIC_BASE_URL="+p.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy", "TOLLGATE_TOKEN="+tg.Token,
 		"CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=10")
 	run(t, p, work, claude, e.claude, "-p", bigPrompt("http"))
-	var r result
-	for i := 0; i < 3; i++ {
-		r = run(t, p, work, claude, e.claude, "-p", "-c", "next")
-		if asked, _ := ui.snapshot(); len(asked) > 0 {
-			break
-		}
-	}
-	asked, _ := ui.snapshot()
+	r, asked := untilAsked(t, p, work, claude, e, ui)
 	if len(asked) != 1 || asked[0].Trigger != "pressure" || asked[0].DeadlineSeconds != 55 {
 		t.Fatalf("asked %+v", asked)
 	}
@@ -218,6 +164,22 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 	if d := ui.waitDecided(1); d[0].Decision != "decline" || d[0].Reason != "user" {
 		t.Fatalf("decided %+v", d)
 	}
+}
+
+// untilAsked runs Claude Code's next turns (-c "next") in environ, at most
+// three, until the turn in which its PreCompact hook asks the scripted UI;
+// it returns the last turn run and what the UI has been asked.
+func untilAsked(t *testing.T, p *Provider, work string, environ []string, e env, ui *ui) (result, []pending) {
+	t.Helper()
+	var r result
+	for i := 0; i < 3; i++ {
+		r = run(t, p, work, environ, e.claude, "-p", "-c", "next")
+		if asked, _ := ui.snapshot(); len(asked) > 0 {
+			break
+		}
+	}
+	asked, _ := ui.snapshot()
+	return r, asked
 }
 
 // checkPredictedCold compares the hook's prediction for an allowed

@@ -3,7 +3,6 @@ package harness
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,11 +54,7 @@ supports_websockets = false
 // with tollgate stopped, Codex compacts as shipped.
 func TestCodexPreCompactHook(t *testing.T) {
 	e, codex := codexBin(t)
-	p, err := StartProvider(testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := fakeProvider(t, StartProvider)
 	home, environ := sandbox(t)
 	codexHome := filepath.Join(home, ".codex")
 	work := filepath.Join(home, "work")
@@ -79,20 +74,10 @@ func TestCodexPreCompactHook(t *testing.T) {
 		return copyFile(rollouts[0], filepath.Join(dst, filepath.Base(rollouts[0])))
 	})
 
-	install := exec.Command(e.bin, "hook", "codex", "--install", "--home", tg.Home, "--timeout", "60")
-	install.Env = environ
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("install: %v\n%s", err, out)
-	}
-	var engines struct {
-		Armed        bool `json:"armed"`
-		Integrations []struct {
-			Name, Detail, Note, LastDecision string
-			Installed, Verified              bool
-		} `json:"integrations"`
-	}
+	e.runTollgate(t, environ, "install", "hook", "codex", "--install", "--home", tg.Home, "--timeout", "60")
+	var engines engineStatus
 	codexIntegration := func() (int, bool) {
-		tg.get(t, "/v1/engines", &engines)
+		engines = tg.engines(t)
 		for i, in := range engines.Integrations {
 			if in.Name == "codex" {
 				return i, true
@@ -179,14 +164,10 @@ func TestCodexPreCompactHook(t *testing.T) {
 	}
 	var got []string
 	for _, f := range series.Folds {
-		applied := "?"
-		if f.Applied != nil {
-			applied = fmt.Sprint(*f.Applied)
-		}
 		if f.CostUSD <= 0 {
 			t.Fatalf("fold without a quoted price: %+v", f)
 		}
-		got = append(got, f.Decision+"/"+f.Reason+"/"+applied)
+		got = append(got, f.Decision+"/"+f.Reason+"/"+applied(f.Applied))
 	}
 	// The PostCompact hook reported that the allowed compaction landed.
 	if strings.Join(got, " ") != "decline/user/? allow/user/true" {
@@ -206,12 +187,7 @@ func TestCodexPreCompactHook(t *testing.T) {
 	t.Logf("recorded %d requests, session cost $%.4f", series.Session.Requests, series.Session.CostUSD)
 
 	// tollgate stopped: the hook allows at once and Codex compacts as shipped.
-	tg.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { tg.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
+	if !interrupt(tg.cmd, 10*time.Second) {
 		t.Fatal("tollgate did not stop")
 	}
 	unguarded := exec("resume", "--last", bigPrompt("fifth"))

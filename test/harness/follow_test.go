@@ -2,8 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,28 +16,14 @@ import (
 // an import, and equal what importing the transcripts afterwards brings
 // into a fresh home. The second turn (-c) appends to the same transcript.
 func TestClaudeCodeFollowedLive(t *testing.T) {
-	e := harnessEnv(t)
-	p, err := StartProvider(testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	home, environ := sandbox(t)
-	configDir := filepath.Join(home, ".claude-config")
-	environ = append(environ, "CLAUDE_CONFIG_DIR="+configDir)
-	tg := startTollgate(t, e, append(environ[:len(environ):len(environ)], "TOLLGATE_WATCH=true"))
-	projects := filepath.Join(configDir, "projects")
-
-	work := filepath.Join(home, "work")
-	os.MkdirAll(work, 0o755)
-	claude := append(environ, "ANTHROPIC_BASE_URL="+p.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy")
+	w := startWorld(t, true, "TOLLGATE_WATCH=true")
+	e, p, work, tg := w.e, w.p, w.work, w.tg
+	projects := filepath.Join(w.home, ".claude-config", "projects")
+	claude := append(w.environ, "ANTHROPIC_BASE_URL="+p.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy")
 	// What importing the transcripts into a fresh home brings: the figure
 	// following them must reach.
 	imported := func() int64 {
-		out, err := exec.Command(e.bin, "import", "--home", t.TempDir(), "--harness", "claude-code", projects).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tollgate import: %v\n%s", err, out)
-		}
+		out := e.runTollgate(t, nil, "tollgate import", "import", "--home", t.TempDir(), "--harness", "claude-code", projects)
 		m := regexp.MustCompile(`: (\d+) requests,`).FindSubmatch(out)
 		if m == nil {
 			t.Fatalf("tollgate import said %s", out)

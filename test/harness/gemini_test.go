@@ -55,11 +55,7 @@ type geminiWorld struct {
 func startGeminiWorld(t *testing.T, extra map[string]any) geminiWorld {
 	t.Helper()
 	e, cli := geminiCLI(t)
-	p, err := StartGeminiProvider(testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := fakeProvider(t, StartGeminiProvider)
 	home, environ := sandbox(t, "GOOGLE_GEMINI_BASE_URL="+p.URL, "GEMINI_API_KEY=test-key-not-checked",
 		"GEMINI_CLI_TRUST_WORKSPACE=true", "NO_BROWSER=true")
 	w := geminiWorld{e: e, cli: cli, p: p, home: home, work: filepath.Join(home, "work"), environ: environ,
@@ -121,13 +117,8 @@ func (w geminiWorld) hookCalls(t *testing.T) []map[string]any {
 // default folders, $HOME the sandbox's.
 func (w geminiWorld) importGemini(t *testing.T) string {
 	t.Helper()
-	imp := exec.Command(w.e.bin, "import", "--home", w.tg.Home, "--harness", "gemini")
-	imp.Env = w.environ
-	out, err := imp.CombinedOutput()
+	out := w.e.runTollgate(t, w.environ, "import", "import", "--home", w.tg.Home, "--harness", "gemini")
 	t.Logf("$ tollgate import --harness gemini\n%s", out)
-	if err != nil {
-		t.Fatalf("import: %v", err)
-	}
 	return string(out)
 }
 

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"tollgate/guard/client/clienttest"
 )
 
 // The end-to-end tests need the tollgate binary (TOLLGATE_BIN) and the
@@ -87,12 +88,7 @@ func startTollgate(t *testing.T, e env, environ []string) *tollgate {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		tg.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { tg.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
+		if !interrupt(tg.cmd, 5*time.Second) {
 			tg.cmd.Process.Kill()
 		}
 		if t.Failed() {
@@ -114,6 +110,52 @@ func startTollgate(t *testing.T, e env, environ []string) *tollgate {
 	}
 	t.Fatalf("tollgate did not start:\n%s", tg.out.String())
 	return nil
+}
+
+// interrupt sends cmd's process an interrupt and waits up to wait for it to
+// exit; false means it still runs.
+func interrupt(cmd *exec.Cmd, wait time.Duration) bool {
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
+// runTollgate runs the tollgate binary with args in environ (nil: this
+// process's environment) and returns what it printed; if it fails, the test
+// ends with what, the error and the output.
+func (e env) runTollgate(t *testing.T, environ []string, what string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = environ
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, out)
+	}
+	return out
+}
+
+// engineStatus is what GET /v1/engines answers, as far as the tests read
+// it: each integration with every field any test checks of one.
+type engineStatus struct {
+	Armed        bool `json:"armed"`
+	Integrations []struct {
+		Name, Detail, Note, LastDecision string
+		Installed, Verified              bool
+	} `json:"integrations"`
+}
+
+// engines reads GET /v1/engines.
+func (tg *tollgate) engines(t *testing.T) engineStatus {
+	t.Helper()
+	var e engineStatus
+	tg.get(t, "/v1/engines", &e)
+	return e
 }
 
 func (tg *tollgate) get(t *testing.T, path string, out any) {
@@ -208,19 +250,7 @@ func startUI(t *testing.T, tg *tollgate) *ui {
 	}
 	go func() {
 		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		event := ""
-		for sc.Scan() {
-			line := sc.Text()
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				event = v
-				continue
-			}
-			data, ok := strings.CutPrefix(line, "data: ")
-			if !ok {
-				continue
-			}
+		clienttest.ReadEvents(res.Body, func(event, data string) {
 			switch event {
 			case "rewrite.pending":
 				var p pending
@@ -244,7 +274,7 @@ func startUI(t *testing.T, tg *tollgate) *ui {
 				u.decided = append(u.decided, d)
 				u.mu.Unlock()
 			}
-		}
+		})
 	}()
 	time.Sleep(300 * time.Millisecond) // the subscription is registered
 	return u
@@ -348,6 +378,15 @@ func sandbox(t *testing.T, extra ...string) (string, []string) {
 	return home, append(environ, extra...)
 }
 
+// applied is a fold's outcome as the tests list it: true or false once the
+// harness reported it, "?" before.
+func applied(b *bool) string {
+	if b == nil {
+		return "?"
+	}
+	return fmt.Sprint(*b)
+}
+
 func countBoundaries(t *testing.T, transcript string) int {
 	t.Helper()
 	b, err := os.ReadFile(transcript)
@@ -358,29 +397,43 @@ func countBoundaries(t *testing.T, transcript string) int {
 }
 
 // world is what a real-harness test runs in: the built binaries, a fake
-// provider, a sandboxed $HOME with its environment, and a running tollgate.
+// provider, a sandboxed $HOME with its environment, the folder a harness
+// runs in (<home>/work), and a running tollgate.
 type world struct {
-	e       env
-	p       *Provider
-	home    string
-	environ []string
-	tg      *tollgate
+	e          env
+	p          *Provider
+	home, work string
+	environ    []string
+	tg         *tollgate
 }
 
 // startWorld starts a fake provider and a tollgate in a fresh sandbox;
-// claudeConfig also points Claude Code at <home>/.claude-config. Everything
-// stops when the test ends.
-func startWorld(t *testing.T, claudeConfig bool) world {
+// claudeConfig also points Claude Code at <home>/.claude-config, and
+// tollgateEnv is added to tollgate's environment alone (not to the world's).
+// Everything stops when the test ends.
+func startWorld(t *testing.T, claudeConfig bool, tollgateEnv ...string) world {
 	t.Helper()
 	e := harnessEnv(t)
-	p, err := StartProvider(testLog(t))
+	p := fakeProvider(t, StartProvider)
+	home, environ := sandbox(t)
+	work := filepath.Join(home, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if claudeConfig {
+		environ = append(environ, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude-config"))
+	}
+	return world{e: e, p: p, home: home, work: work, environ: environ, tg: startTollgate(t, e, append(slices.Clip(environ), tollgateEnv...))}
+}
+
+// fakeProvider starts a fake provider (StartProvider, StartGeminiProvider)
+// logging to the test, and closes it when the test ends.
+func fakeProvider(t *testing.T, start func(*slog.Logger) (*Provider, error)) *Provider {
+	t.Helper()
+	p, err := start(testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	home, environ := sandbox(t)
-	if claudeConfig {
-		environ = append(environ, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude-config"))
-	}
-	return world{e: e, p: p, home: home, environ: environ, tg: startTollgate(t, e, environ)}
+	return p
 }

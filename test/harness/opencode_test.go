@@ -159,8 +159,7 @@ func openCodeWorldListing(t *testing.T, listed bool) (w world, bin, work string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	work = filepath.Join(home, "work")
-	os.MkdirAll(work, 0o755)
+	work = w.work
 	cfg := map[string]any{
 		"$schema": "https://opencode.ai/config.json",
 		"plugin":  []any{[]any{"file://" + plugin, map[string]any{"home": tg.Home, "heartbeatSeconds": 1}}},

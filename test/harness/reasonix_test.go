@@ -16,12 +16,10 @@ import (
 // it, in ask mode with a scripted UI.
 func TestReasonixCompactionPrepare(t *testing.T) {
 	w := startWorld(t, false)
-	e, p, home, environ, tg := w.e, w.p, w.home, w.environ, w.tg
+	e, p, home, work, environ, tg := w.e, w.p, w.home, w.work, w.environ, w.tg
 	os.MkdirAll(filepath.Join(home, ".reasonix"), 0o700)
 	// Reasonix reads provider keys only from its own .env.
 	os.WriteFile(filepath.Join(home, ".reasonix", ".env"), []byte("FAKE_API_KEY=dummy\n"), 0o600)
-	work := filepath.Join(home, "work")
-	os.MkdirAll(work, 0o755)
 	os.WriteFile(filepath.Join(work, "reasonix.toml"), []byte(`default_model = "fake"
 
 [agent]
@@ -50,17 +48,7 @@ context_window = 16000
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	var engines struct {
-		Armed        bool `json:"armed"`
-		Integrations []struct {
-			Name      string
-			Installed bool
-			Verified  bool
-			Detail    string
-		} `json:"integrations"`
-	}
-	tg.get(t, "/v1/engines", &engines)
-	if !engines.Armed || engines.Integrations[1].Name != "reasonix" || !engines.Integrations[1].Verified {
+	if engines := tg.engines(t); !engines.Armed || engines.Integrations[1].Name != "reasonix" || !engines.Integrations[1].Verified {
 		t.Fatalf("after plugin install: %+v", engines)
 	}
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,21 +17,13 @@ import (
 // token figures — every request the provider served, received over OTLP.
 func TestClaudeCodeTelemetry(t *testing.T) {
 	w := startWorld(t, true)
-	e, p, home, environ, tg := w.e, w.p, w.home, w.environ, w.tg
-	configDir := filepath.Join(home, ".claude-config")
-	install := exec.Command(e.bin, "telemetry", "claude-code", "--install", "--home", tg.Home)
-	install.Env = environ
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("telemetry --install: %v\n%s", err, out)
-	} else {
-		t.Logf("%s", out)
-	}
+	e, p, work, environ, tg := w.e, w.p, w.work, w.environ, w.tg
+	configDir := filepath.Join(w.home, ".claude-config")
+	t.Logf("%s", e.runTollgate(t, environ, "telemetry --install", "telemetry", "claude-code", "--install", "--home", tg.Home))
 	settings, _ := os.ReadFile(filepath.Join(configDir, "settings.json"))
 	if !strings.Contains(string(settings), tg.URL+"/otlp") {
 		t.Fatalf("settings.json: %s", settings)
 	}
-	work := filepath.Join(home, "work")
-	os.MkdirAll(work, 0o755)
 	claude := append(environ, "ANTHROPIC_BASE_URL="+p.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy", "OTEL_LOGS_EXPORT_INTERVAL=500")
 	for _, args := range [][]string{{"-p", "hello there"}, {"-p", "-c", "and again"}} {
 		if r := run(t, p, work, claude, e.claude, args...); r.code != 0 || r.reqs == 0 {
@@ -114,11 +105,7 @@ func TestClaudeCodeTelemetry(t *testing.T) {
 	}
 	t.Logf("imported %d file(s), %d bytes, %d new requests", len(imported.Files), imported.Bytes, imported.Requests)
 	wait("after importing the transcripts")
-	var engines struct {
-		Integrations []struct{ Name, Detail string } `json:"integrations"`
-	}
-	tg.get(t, "/v1/engines", &engines)
-	if !strings.Contains(engines.Integrations[0].Detail, "receiving telemetry") {
+	if engines := tg.engines(t); !strings.Contains(engines.Integrations[0].Detail, "receiving telemetry") {
 		t.Fatalf("integrations %+v", engines.Integrations)
 	}
 }
