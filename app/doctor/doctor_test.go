@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"tollgate/app/desktop/sessionbus/bustest"
 	"tollgate/app/harness/claudecode"
 	"tollgate/app/harness/opencode"
 	"tollgate/app/home"
@@ -70,13 +70,9 @@ func newDoctorWorld(t *testing.T) *doctorWorld {
 	t.Cleanup(func() { ln.Close() })
 
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(root, "no-bus"))
-	if addr, ok := doctorBus(t); ok {
+	if addr, ok := bustest.Start(t); ok {
 		t.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-		conn, err := dbus.Connect(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
+		conn := bustest.Connect(t, addr)
 		for _, name := range []string{"org.kde.StatusNotifierWatcher", "org.freedesktop.Notifications"} {
 			if r, err := conn.RequestName(name, dbus.NameFlagDoNotQueue); err != nil || r != dbus.RequestNameReplyPrimaryOwner {
 				t.Fatalf("owning %s: %v %v", name, r, err)
@@ -85,29 +81,6 @@ func newDoctorWorld(t *testing.T) *doctorWorld {
 		w.busOK = true
 	}
 	return w
-}
-
-// doctorBus starts a throwaway session bus; ok is false without dbus-daemon.
-func doctorBus(t *testing.T) (string, bool) {
-	t.Helper()
-	bin, err := exec.LookPath("dbus-daemon")
-	if err != nil {
-		return "", false
-	}
-	cmd := exec.Command(bin, "--session", "--nofork", "--nopidfile", "--print-address")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || strings.TrimSpace(line) == "" {
-		t.Fatalf("dbus-daemon printed no address: %v", err)
-	}
-	return strings.TrimSpace(line), true
 }
 
 func (w *doctorWorld) opts() DoctorOptions {
