@@ -2,12 +2,13 @@ package pricing
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"tollgate/test/wanterr"
 )
 
 // Test models with round prices, so that costs can be checked by hand.
@@ -471,15 +472,8 @@ func TestQuote(t *testing.T) {
 	for _, tc := range quoteCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := NewQuote(tc.req)
-			if tc.wantErr != "" {
-				var fe *FieldError
-				if err == nil || err.Error() != tc.wantErr || !errors.As(err, &fe) {
-					t.Fatalf("err = %v, want *FieldError %q", err, tc.wantErr)
-				}
+			if wanterr.Typed[*FieldError](t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if q.Recommended != tc.recommended || q.Order != tc.recommended {
 				t.Errorf("recommended %q (order %q), want %q", q.Recommended, q.Order, tc.recommended)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tollgate/pricing"
+	"tollgate/test/wanterr"
 )
 
 const fullBody = `{"engine": "e_1", "profile": "deepseek-flash", "turn": "17",
@@ -121,15 +122,8 @@ func TestDecodeRewriteRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeRewriteRequest([]byte(tc.body))
-			if tc.wantErr != "" {
-				var fe *FieldError
-				if err == nil || err.Error() != tc.wantErr || !errors.As(err, &fe) {
-					t.Fatalf("err = %v, want *FieldError %q", err, tc.wantErr)
-				}
+			if wanterr.Typed[*FieldError](t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if tc.want != nil && !reflect.DeepEqual(got, *tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, *tc.want)
