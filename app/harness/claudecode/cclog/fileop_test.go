@@ -2,7 +2,6 @@ package cclog
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,25 +10,14 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"tollgate/app/harness/claudecode/cctool/cctooltest"
 	"tollgate/test/shareddata"
 )
 
 // fileOpReference is the tracer's file op decoded with encoding/json: the
 // reference the scanner's decoding (tracer.fileOp) is held to.
 func fileOpReference(ev *TraceEvent, name string, input, res json.RawMessage) {
-	var in struct {
-		FilePath   string `json:"file_path"`
-		Content    string `json:"content"`
-		OldString  string `json:"old_string"`
-		NewString  string `json:"new_string"`
-		ReplaceAll bool   `json:"replace_all"`
-		Plan       string `json:"plan"`
-		Edits      []struct {
-			OldString  string `json:"old_string"`
-			NewString  string `json:"new_string"`
-			ReplaceAll bool   `json:"replace_all"`
-		} `json:"edits"`
-	}
+	var in cctooltest.FileToolInput
 	if json.Unmarshal(input, &in) != nil {
 		return
 	}
@@ -37,16 +25,7 @@ func fileOpReference(ev *TraceEvent, name string, input, res json.RawMessage) {
 		ev.Plan = len(in.Plan)
 		return
 	}
-	var r struct {
-		File *struct {
-			Content    string `json:"content"`
-			StartLine  int    `json:"startLine"`
-			NumLines   int    `json:"numLines"`
-			TotalLines int    `json:"totalLines"`
-		} `json:"file"`
-		Content      *string `json:"content"`
-		OriginalFile *string `json:"originalFile"`
-	}
+	var r cctooltest.FileToolResult
 	if in.FilePath == "" || len(res) == 0 || res[0] != '{' || json.Unmarshal(res, &r) != nil {
 		return
 	}
@@ -182,33 +161,11 @@ func FuzzFileOp(f *testing.F) {
 	f.Add("Read", []byte(`{"file_path":"/a","file_path":null}`), []byte(`{"file":null,"file":{"numLines":1.5}}`))
 	f.Add("Edit", []byte(`{"file_path":"/a"}`), []byte(`"Error: not found"`))
 	f.Fuzz(func(t *testing.T, name string, input, result []byte) {
-		if !json.Valid(input) || !json.Valid(result) || !utf8.Valid(input) || !utf8.Valid(result) || foldedKey(input) || foldedKey(result) {
+		if !json.Valid(input) || !json.Valid(result) || !utf8.Valid(input) || !utf8.Valid(result) || cctooltest.FoldedKey(input) || cctooltest.FoldedKey(result) {
 			t.Skip()
 		}
 		sameFileOp(t, name, input, result)
 	})
-}
-
-// foldedKey says a JSON text has a string (a key, or a value: skipping
-// those too costs nothing) that encoding/json would take for a field the
-// decoders read, spelled otherwise.
-func foldedKey(b []byte) bool {
-	fields := []string{"file_path", "content", "old_string", "new_string", "replace_all", "plan", "edits",
-		"file", "startLine", "numLines", "totalLines", "originalFile"}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		if v, ok := tok.(string); ok {
-			for _, f := range fields {
-				if v != f && strings.EqualFold(v, f) {
-					return true
-				}
-			}
-		}
-	}
 }
 
 // FuzzApplyOne holds an Edit's single replacement to strings.Replace's.

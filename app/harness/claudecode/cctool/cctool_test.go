@@ -4,29 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"tollgate/app/harness/claudecode/cctool/cctooltest"
 	"tollgate/app/importer/jsonl"
 )
 
 // referenceInput and referenceResult decode with encoding/json: the
 // reference Decode is held to.
 func referenceInput(b []byte) (Input, bool) {
-	var in struct {
-		FilePath   string `json:"file_path"`
-		Content    string `json:"content"`
-		OldString  string `json:"old_string"`
-		NewString  string `json:"new_string"`
-		ReplaceAll bool   `json:"replace_all"`
-		Plan       string `json:"plan"`
-		Edits      []struct {
-			OldString  string `json:"old_string"`
-			NewString  string `json:"new_string"`
-			ReplaceAll bool   `json:"replace_all"`
-		} `json:"edits"`
-	}
+	var in cctooltest.FileToolInput
 	if json.Unmarshal(b, &in) != nil {
 		return Input{}, false
 	}
@@ -38,16 +26,7 @@ func referenceInput(b []byte) (Input, bool) {
 }
 
 func referenceResult(b []byte) (Result, bool) {
-	var r struct {
-		File *struct {
-			Content    string `json:"content"`
-			StartLine  int    `json:"startLine"`
-			NumLines   int    `json:"numLines"`
-			TotalLines int    `json:"totalLines"`
-		} `json:"file"`
-		Content      *string `json:"content"`
-		OriginalFile *string `json:"originalFile"`
-	}
+	var r cctooltest.FileToolResult
 	if json.Unmarshal(b, &r) != nil {
 		return Result{}, false
 	}
@@ -81,7 +60,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if !json.Valid(b) || !utf8.Valid(b) || bytes.TrimSpace(b)[0] != '{' || foldedKey(b) {
+		if !json.Valid(b) || !utf8.Valid(b) || bytes.TrimSpace(b)[0] != '{' || cctooltest.FoldedKey(b) {
 			t.Skip()
 		}
 		in, inOK := DecodeInput(b)
@@ -115,25 +94,4 @@ func decoded(t *testing.T, x jsonl.Text) jsonl.Text {
 		t.Fatalf("text %q measured %d bytes", s, x.Len())
 	}
 	return jsonl.TextOf(s)
-}
-
-// foldedKey says a JSON text has a string encoding/json would take for a
-// field the decoders read, spelled otherwise.
-func foldedKey(b []byte) bool {
-	fields := []string{"file_path", "content", "old_string", "new_string", "replace_all", "plan", "edits",
-		"file", "startLine", "numLines", "totalLines", "originalFile"}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		if v, ok := tok.(string); ok {
-			for _, f := range fields {
-				if v != f && strings.EqualFold(v, f) {
-					return true
-				}
-			}
-		}
-	}
 }
