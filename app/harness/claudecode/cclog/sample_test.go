@@ -2,13 +2,12 @@ package cclog
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/importertest"
 )
 
 // The sample in ../testdata/sample is what the real Claude Code 2.1.332
@@ -37,23 +36,6 @@ type sampleLine struct {
 	} `json:"message"`
 }
 
-func readSampleLines(t *testing.T, path string) ([]byte, []sampleLine) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []sampleLine
-	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		var s sampleLine
-		if err := json.Unmarshal(l, &s); err != nil {
-			t.Fatalf("%s: a line does not parse: %v", path, err)
-		}
-		lines = append(lines, s)
-	}
-	return b, lines
-}
-
 // sampleRequests counts the distinct model responses (message id and
 // request id) of a transcript's assistant lines.
 func sampleRequests(lines []sampleLine) int {
@@ -78,7 +60,7 @@ func TestRealClaudeCodeSample(t *testing.T) {
 	if !importer.IsUUID(uuid) || NamedSession(path) != uuid || Role(path) != importer.PurposeConversation {
 		t.Fatalf("%s: not named as a main transcript", path)
 	}
-	data, lines := readSampleLines(t, path)
+	data, lines := importertest.ReadLines[sampleLine](t, path)
 
 	for _, trace := range []bool{false, true} {
 		res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: Name, Path: path, AtEOF: true, Trace: trace})
@@ -105,27 +87,12 @@ func TestRealClaudeCodeSample(t *testing.T) {
 		if len(boundaries) == 0 || bytes.Count(data, []byte(`"subtype":"compact_boundary"`)) != len(boundaries) {
 			t.Fatalf("the sample has %d compact_boundary lines", len(boundaries))
 		}
-		var folds []*importer.Fold
-		for i, r := range res.Records {
+		for _, r := range res.Records {
 			if q := r.Request; q != nil && (q.Purpose != importer.PurposeConversation || q.Thread != "" || q.Usage.Prompt() == 0) {
 				t.Fatalf("request %+v", q)
 			}
-			f := r.Fold
-			if f == nil {
-				continue
-			}
-			folds = append(folds, f)
-			followed := false
-			for _, next := range res.Records[i+1:] {
-				if next.Request != nil && next.Request.Purpose == importer.PurposeConversation {
-					followed = true
-					break
-				}
-			}
-			if followed && (f.ActualCold == nil || f.ActualRequest == "") {
-				t.Errorf("fold %s is followed by a request, yet has no actual cold tokens", f.ID)
-			}
 		}
+		folds := importertest.Folds(t, res.Records)
 		if len(folds) != len(boundaries) {
 			t.Fatalf("%d folds, Claude Code wrote %d compact_boundary lines", len(folds), len(boundaries))
 		}
@@ -140,11 +107,7 @@ func TestRealClaudeCodeSample(t *testing.T) {
 			continue
 		}
 		for _, f := range folds {
-			cold := int64(-1)
-			if f.ActualCold != nil {
-				cold = *f.ActualCold
-			}
-			t.Logf("fold %s: %s, %d tokens before, %d cold after (request %s)", f.ID, f.Trigger, f.PreTokens, cold, f.ActualRequest)
+			t.Logf("fold %s: %s, %d tokens before, %d cold after (request %s)", f.ID, f.Trigger, f.PreTokens, importertest.Cold(f), f.ActualRequest)
 		}
 		t.Logf("%s: %d lines, %d requests, %d folds", filepath.Base(path), res.Lines, res.Requests(), res.Folds())
 	}
@@ -156,7 +119,7 @@ func TestRealClaudeCodeSample(t *testing.T) {
 		t.Fatalf("no subagent transcript beside %s", path)
 	}
 	for _, sub := range subs {
-		data, lines := readSampleLines(t, sub)
+		data, lines := importertest.ReadLines[sampleLine](t, sub)
 		res, err := importer.Parse(bytes.NewReader(data), importer.Options{Harness: Name, Path: sub, AtEOF: true})
 		if err != nil {
 			t.Fatal(err)

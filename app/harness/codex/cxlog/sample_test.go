@@ -2,13 +2,12 @@ package cxlog
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/importertest"
 )
 
 // The sample in ../testdata/sample is the rollout the real Codex CLI
@@ -45,10 +44,7 @@ func TestRealCodexSample(t *testing.T) {
 	}
 	stem := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	uuid := stem[len(stem)-36:]
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, lines := importertest.ReadLines[sampleLine](t, path)
 	if !detect(path, data[:min(len(data), 4096)]) {
 		t.Fatal("not detected as a rollout")
 	}
@@ -59,12 +55,7 @@ func TestRealCodexSample(t *testing.T) {
 	var meta string
 	var compacted []int
 	totals := map[int64]bool{}
-	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-	for i, b := range lines {
-		var l sampleLine
-		if err := json.Unmarshal(b, &l); err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
+	for i, l := range lines {
 		switch {
 		case l.Type == "session_meta":
 			meta = l.Payload.ID
@@ -91,27 +82,12 @@ func TestRealCodexSample(t *testing.T) {
 	if n := res.Requests(); n == 0 || n != len(totals) {
 		t.Fatalf("%d requests, the rollout has %d token counts with new totals", n, len(totals))
 	}
-	var folds []*importer.Fold
-	for i, r := range res.Records {
+	for _, r := range res.Records {
 		if q := r.Request; q != nil && (q.Purpose != importer.PurposeConversation || q.Usage.Prompt() == 0) {
 			t.Fatalf("request %+v (a remote compaction shows no summary call)", q)
 		}
-		f := r.Fold
-		if f == nil {
-			continue
-		}
-		folds = append(folds, f)
-		followed := false
-		for _, next := range res.Records[i+1:] {
-			if next.Request != nil {
-				followed = true
-				break
-			}
-		}
-		if followed && (f.ActualCold == nil || f.ActualRequest == "") {
-			t.Errorf("fold at line %d is followed by a request, yet has no actual cold tokens", f.Line)
-		}
 	}
+	folds := importertest.Folds(t, res.Records)
 	if len(folds) != len(compacted) {
 		t.Fatalf("%d folds, Codex wrote %d compacted items", len(folds), len(compacted))
 	}
@@ -119,11 +95,7 @@ func TestRealCodexSample(t *testing.T) {
 		if f.Line != compacted[i] || f.Kind != importer.KindSummary || f.PreTokens <= 0 || f.ID == "" || f.At.IsZero() {
 			t.Errorf("fold %d: %+v, the compacted item at line %d", i, f, compacted[i])
 		}
-		cold := int64(-1)
-		if f.ActualCold != nil {
-			cold = *f.ActualCold
-		}
-		t.Logf("fold at line %d: %d tokens before, %d cold after (request %s)", f.Line, f.PreTokens, cold, f.ActualRequest)
+		t.Logf("fold at line %d: %d tokens before, %d cold after (request %s)", f.Line, f.PreTokens, importertest.Cold(f), f.ActualRequest)
 	}
 	t.Logf("%s: %d lines, %d requests, %d folds", filepath.Base(path), res.Lines, res.Requests(), res.Folds())
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tollgate/app/importer"
+	"tollgate/app/importer/importertest"
 )
 
 // The sample in ../testdata/sample is the opencode.db the real OpenCode
@@ -69,7 +70,7 @@ func TestRealOpenCodeSample(t *testing.T) {
 		if s.Harness != Harness || len(s.ID) <= len(Harness)+1 || s.ID[:len(Harness)+1] != Harness+":" || s.Provider == "" || s.Model == "" {
 			t.Fatalf("session %+v", s)
 		}
-		for i, r := range l.Batch.Records {
+		for _, r := range l.Batch.Records {
 			if q := r.Request; q != nil {
 				requests++
 				if q.Purpose == importer.PurposeCompaction {
@@ -78,29 +79,17 @@ func TestRealOpenCodeSample(t *testing.T) {
 				if q.Usage.Prompt() == 0 || q.ID == "" || q.At.IsZero() {
 					t.Fatalf("request %+v", q)
 				}
-				continue
 			}
-			f := r.Fold
+		}
+		for _, f := range importertest.Folds(t, l.Batch.Records) {
 			folds++
 			if f.Trigger == importer.TriggerAuto {
 				auto++
 			}
-			followed := false
-			for _, next := range l.Batch.Records[i+1:] {
-				if next.Request != nil && next.Request.Purpose == importer.PurposeConversation {
-					followed = true
-					break
-				}
+			if f.Kind != importer.KindSummary || f.Summary == nil || f.CheckpointTokens <= 0 || f.PreTokens <= 0 {
+				t.Errorf("fold %+v", f)
 			}
-			if f.Kind != importer.KindSummary || f.Summary == nil || f.CheckpointTokens <= 0 || f.PreTokens <= 0 ||
-				followed && (f.ActualCold == nil || f.ActualRequest == "") {
-				t.Errorf("fold %+v (followed by a request: %v)", f, followed)
-			}
-			cold := int64(-1)
-			if f.ActualCold != nil {
-				cold = *f.ActualCold
-			}
-			t.Logf("fold %s: %s, %d tokens before, summary call %+v, %d cold after (request %s)", f.ID, f.Trigger, f.PreTokens, *f.Summary, cold, f.ActualRequest)
+			t.Logf("fold %s: %s, %d tokens before, summary call %+v, %d cold after (request %s)", f.ID, f.Trigger, f.PreTokens, *f.Summary, importertest.Cold(f), f.ActualRequest)
 		}
 		t.Logf("session %s: %d records, %d requests, %d folds", s.ID, len(l.Batch.Records), l.Batch.Requests(), l.Batch.Folds())
 	}
