@@ -45,7 +45,6 @@ func init() {
 // (it never fails Claude Code: any fault allows the compaction), or with
 // --install / --uninstall the edit of Claude Code's settings.
 func hookVerb() hookio.Verb {
-	var settings string
 	var httpHook bool
 	return hookio.Verb{
 		Name: Name,
@@ -64,17 +63,13 @@ tollgate not running or malformed input → the compaction is allowed.`,
 		UninstallHelp:  "remove tollgate's PreCompact hook from Claude Code's settings.json and exit",
 		Flags: func(fset *flag.FlagSet) {
 			fset.BoolVar(&httpHook, "http", false, "with --install: install the HTTP hook (POST /v1/hooks/claude-code on the running tollgate) instead of the command")
-			fset.StringVar(&settings, "settings", "", "Claude Code settings `FILE` for --install/--uninstall (default $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json)")
 		},
 		Run: func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration) {
 			RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: home, Profile: profile, Timeout: timeout})
 		},
-		Settings: func() (string, error) {
-			if settings != "" {
-				return settings, nil
-			}
-			return SettingsPath(os.Getenv)
-		},
+		SettingsFlag:    "settings",
+		SettingsHelp:    "Claude Code settings `FILE` for --install/--uninstall (default $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json)",
+		DefaultSettings: SettingsPath,
 		Uninstall: func(env harness.Env, path string) error {
 			res, err := Uninstall(path)
 			switch {

@@ -2,9 +2,7 @@ package codex
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"tollgate/app/harness"
@@ -45,7 +43,6 @@ func init() {
 // compaction — or with --install / --uninstall the edit of Codex's
 // hooks.json and config.toml.
 func hookVerb() hookio.Verb {
-	var codexHome string
 	return hookio.Verb{
 		Name: Name,
 		Usage: `usage: tollgate hook codex [--home DIR] [--timeout 300s] [--profile NAME]
@@ -63,18 +60,12 @@ compaction is allowed.`,
 		ProfileHelp:    "pricing `PROFILE` for Codex sessions (default: by provider and model)",
 		InstallHelp:    "add the PreCompact and PostCompact hooks to Codex's hooks.json, trust them in its config.toml, and exit",
 		UninstallHelp:  "remove tollgate's hooks (and their trust entries) from Codex's files and exit",
-		Flags: func(fset *flag.FlagSet) {
-			fset.StringVar(&codexHome, "codex-home", "", "Codex's `DIR` for --install/--uninstall (default $CODEX_HOME, else ~/.codex)")
-		},
 		Run: func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration) {
 			RunCommand(ctx, env.Stdin, env.Stdout, env.Stderr, Options{Home: home, Profile: profile, Timeout: timeout})
 		},
-		Settings: func() (string, error) {
-			if codexHome != "" {
-				return codexHome, nil
-			}
-			return Dir(os.Getenv)
-		},
+		SettingsFlag:    "codex-home",
+		SettingsHelp:    "Codex's `DIR` for --install/--uninstall (default $CODEX_HOME, else ~/.codex)",
+		DefaultSettings: Dir,
 		Uninstall: func(env harness.Env, codexDir string) error {
 			res, err := Uninstall(codexDir)
 			switch {

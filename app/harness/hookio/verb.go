@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,17 +69,18 @@ type Verb struct {
 	// the flags' help.
 	DefaultTimeout, InstallTimeout                       time.Duration
 	TimeoutHelp, ProfileHelp, InstallHelp, UninstallHelp string
-	// Flags adds the harness's own flags (where its settings live).
+	// Flags adds the harness's own other flags.
 	Flags func(fs *flag.FlagSet)
 	// Run is the hook, with the tollgate home resolved. It never fails.
 	Run func(ctx context.Context, env harness.Env, home, profile string, timeout time.Duration)
-	// Settings is where the harness's settings are (a file or a folder,
-	// from the harness's own flag or its default), for Install and
-	// Uninstall, which edit them and say what they did on env.Stdout; dir
-	// is --home as given.
-	Settings  func() (string, error)
-	Install   func(env harness.Env, settings, dir, profile string, timeout time.Duration) error
-	Uninstall func(env harness.Env, settings string) error
+	// SettingsFlag names the flag that says where the harness's settings
+	// are (a file or a folder), SettingsHelp its help, and DefaultSettings
+	// where they are when it is not given. Install and Uninstall edit
+	// them and say what they did on env.Stdout; dir is --home as given.
+	SettingsFlag, SettingsHelp string
+	DefaultSettings            func(getenv func(string) string) (string, error)
+	Install                    func(env harness.Env, settings, dir, profile string, timeout time.Duration) error
+	Uninstall                  func(env harness.Env, settings string) error
 }
 
 // Command is the registry's `tollgate hook NAME` that runs the Verb verb
@@ -97,6 +99,7 @@ func (v Verb) run(ctx context.Context, args []string, env harness.Env) error {
 	profile := fset.String("profile", "", v.ProfileHelp)
 	install := fset.Bool("install", false, v.InstallHelp)
 	uninstall := fset.Bool("uninstall", false, v.UninstallHelp)
+	settings := fset.String(v.SettingsFlag, "", v.SettingsHelp)
 	if v.Flags != nil {
 		v.Flags(fset)
 	}
@@ -112,12 +115,16 @@ func (v Verb) run(ctx context.Context, args []string, env harness.Env) error {
 		v.Run(ctx, env, tollgateHome, *profile, *timeout)
 		return nil
 	}
-	settings, err := v.Settings()
-	if err != nil {
-		return err
+	where := *settings
+	if where == "" {
+		d, err := v.DefaultSettings(os.Getenv)
+		if err != nil {
+			return err
+		}
+		where = d
 	}
 	if *uninstall {
-		return v.Uninstall(env, settings)
+		return v.Uninstall(env, where)
 	}
 	t := v.InstallTimeout
 	fset.Visit(func(f *flag.Flag) {
@@ -125,7 +132,7 @@ func (v Verb) run(ctx context.Context, args []string, env harness.Env) error {
 			t = *timeout
 		}
 	})
-	return v.Install(env, settings, dir, *profile, t)
+	return v.Install(env, where, dir, *profile, t)
 }
 
 // Report is a parsed request as a command hook records it over the API
