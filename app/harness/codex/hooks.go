@@ -213,16 +213,22 @@ func Uninstall(codexDir string) (UninstallResult, error) {
 // then arms the guard).
 func Status(p home.Probe) api.Integration {
 	in := api.Integration{Name: Name, Note: Behaviour}
+	in.Installed, in.Verified, in.Detail = check(p)
+	return in
+}
+
+// check is Status's reading of Codex's files: whether tollgate's
+// PreCompact hook is installed, whether it is trusted and runs this
+// tollgate, and the line that says so (or what is wrong).
+func check(p home.Probe) (installed, verified bool, detail string) {
 	dir, err := Dir(p.Getenv)
 	if err != nil {
-		in.Detail = "no home folder: " + err.Error()
-		return in
+		return false, false, "no home folder: " + err.Error()
 	}
 	path := filepath.Join(dir, "hooks.json")
 	hooksFile, err := readHooksFile(path)
 	if err != nil {
-		in.Detail = err.Error()
-		return in
+		return false, false, err.Error()
 	}
 	abs, _ := filepath.Abs(path)
 	var pre *hookKey
@@ -233,28 +239,21 @@ func Status(p home.Probe) api.Integration {
 		}
 	}
 	if pre == nil {
-		in.Detail = "not installed: run `tollgate hook codex --install`"
-		return in
+		return false, false, "not installed: run `tollgate hook codex --install`"
 	}
-	in.Installed = true
 	exe, err := home.VerifyCommand(pre.command, p.Self)
 	if err != nil {
-		in.Detail = fmt.Sprintf("%s: PreCompact hook %q: %v", path, pre.command, err)
-		return in
+		return true, false, fmt.Sprintf("%s: PreCompact hook %q: %v", path, pre.command, err)
 	}
 	configPath := filepath.Join(dir, "config.toml")
 	configText, err := readConfigFile(configPath)
 	if err != nil {
-		in.Detail = err.Error()
-		return in
+		return true, false, err.Error()
 	}
 	if got := trustedHash(configText, pre.key); got != pre.hash {
-		in.Detail = fmt.Sprintf("PreCompact hook installed in %s but not trusted in %s, so Codex does not run it: run `tollgate hook codex --install` again, or review it in Codex's /hooks", path, configPath)
-		return in
+		return true, false, fmt.Sprintf("PreCompact hook installed in %s but not trusted in %s, so Codex does not run it: run `tollgate hook codex --install` again, or review it in Codex's /hooks", path, configPath)
 	}
-	in.Verified = true
-	in.Detail = fmt.Sprintf("PreCompact hook installed and trusted (%s, timeout %ds) → %s", path, pre.timeout, exe)
-	return in
+	return true, true, fmt.Sprintf("PreCompact hook installed and trusted (%s, timeout %ds) → %s", path, pre.timeout, exe)
 }
 
 // Behaviour is the integration's Note: what a declined Codex compaction
