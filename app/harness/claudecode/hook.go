@@ -64,14 +64,7 @@ func decodeClaudeHookInput(b []byte) (hookInput, error) {
 }
 
 // Options tune one hook decision.
-type Options struct {
-	Home    string        // tollgate home, for the Integrations page's marker ("" = none)
-	Profile string        // pricing profile ("" = by provider and model)
-	Timeout time.Duration // the hook's timeout in Claude Code's settings
-	Getenv  func(string) string
-	Now     func() time.Time
-	Log     *slog.Logger
-}
+type Options = hookio.Options
 
 // hookDeadlineMargin is kept between tollgate's deadline and the hook's own
 // timeout, so the hook always answers before Claude Code gives up on it.
@@ -96,15 +89,7 @@ type claudeVerdict struct {
 
 // decideClaudePreCompact decides one PreCompact event through tollgate.
 func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput, opts Options) claudeVerdict {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = defaultClaudeHookTimeout
-	}
+	opts = opts.WithDefaults(defaultClaudeHookTimeout)
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()

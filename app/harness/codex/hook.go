@@ -70,14 +70,7 @@ func decodeHookInput(b []byte) (hookInput, error) {
 }
 
 // Options tune one hook decision.
-type Options struct {
-	Home    string        // tollgate home, for the Integrations page's marker ("" = none)
-	Profile string        // pricing profile ("" = by provider and model)
-	Timeout time.Duration // the hook's timeout in hooks.json
-	Getenv  func(string) string
-	Now     func() time.Time
-	Log     *slog.Logger
-}
+type Options = hookio.Options
 
 // hookDeadlineMargin is kept between tollgate's deadline and the hook's own
 // timeout, so the hook always answers before Codex gives up on it.
@@ -109,20 +102,6 @@ type budget struct {
 // left is what remains of the hook's time.
 func (b budget) left() time.Duration { return b.end.Sub(b.now()) }
 
-// withDefaults fills the options left unset.
-func (o Options) withDefaults() Options {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	return o
-}
-
 // verdict is the hook's answer.
 type verdict struct {
 	Stop          bool
@@ -137,7 +116,7 @@ type verdict struct {
 // declined. Notes go to stderr. It never fails the hook: tollgate not
 // running or malformed input allows the compaction.
 func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Options) {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults(DefaultTimeout)
 	// Codex's timeout runs from here: reading stdin already spends from it.
 	start := opts.Now()
 	var in hookInput
@@ -171,7 +150,7 @@ func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 // decidePreCompact decides one PreCompact event through tollgate; start
 // is when the hook started, from which Codex counts its timeout.
 func decidePreCompact(ctx context.Context, c *client.Client, in hookInput, opts Options, start time.Time) verdict {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults(DefaultTimeout)
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()

@@ -198,3 +198,28 @@ func CommandLine(exe, name, dir, profile string, seconds int) string {
 	}
 	return cmd
 }
+
+// Options tune one decision of a command hook.
+type Options struct {
+	Home    string        // tollgate home, for the Integrations page's marker ("" = none)
+	Profile string        // pricing profile ("" = by provider and model)
+	Timeout time.Duration // the hook's timeout in the harness's settings
+	Getenv  func(string) string
+	Now     func() time.Time
+	Log     *slog.Logger
+}
+
+// WithDefaults fills the options left unset: the clock, the environment,
+// and timeout for a hook given none.
+func (o Options) WithDefaults(timeout time.Duration) Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = timeout
+	}
+	return o
+}
