@@ -60,10 +60,12 @@ func Dir(getenv func(string) string) (string, error) {
 	return home.HarnessDir(getenv, "CODEX_HOME", ".codex")
 }
 
-// Codex hook events tollgate installs under, with the labels Codex uses in
-// hook-state keys and trust hashes (codex-rs/hooks/src/lib.rs,
+// codexEvent is a Codex hook event tollgate installs under, with the label
+// Codex uses in hook-state keys and trust hashes (codex-rs/hooks/src/lib.rs,
 // hook_event_key_label).
-var codexEvents = []struct{ name, label string }{
+type codexEvent struct{ name, label string }
+
+var codexEvents = []codexEvent{
 	{codexPreCompact, "pre_compact"},
 	{codexPostCompact, "post_compact"},
 }
@@ -343,39 +345,48 @@ type hookKey struct {
 // and the hashes Codex computes for them.
 func tollgateKeys(absPath string, f map[string]any) []hookKey {
 	var out []hookKey
+	eachHandler(f, func(e codexEvent, gi, hi int, group, hook map[string]any, cmd string) {
+		if hook == nil || !isTollgateCommand(cmd) {
+			return
+		}
+		k := hookKey{event: e.name, command: cmd, key: stateKey(absPath, e.label, gi, hi)}
+		k.timeout = int(DefaultTimeout / time.Second)
+		switch t := hook["timeout"].(type) {
+		case float64: // as read from the file
+			if t >= 1 && t < 1<<31 {
+				k.timeout = int(t)
+			}
+		case int: // as Install writes it
+			k.timeout = max(t, 1)
+		}
+		var m *string
+		if matcher, ok := group["matcher"].(string); ok {
+			m = &matcher
+		}
+		k.hash = trustHash(e.label, m, cmd, k.timeout)
+		out = append(out, k)
+	})
+	return out
+}
+
+// eachHandler calls fn for every handler of the events tollgate edits in
+// hooks.json, in file order: its event, its group's and its own place in
+// their lists, the group, the handler (nil when it is not an object) and
+// its command.
+func eachHandler(f map[string]any, fn func(e codexEvent, gi, hi int, group, hook map[string]any, cmd string)) {
 	events, _ := f["hooks"].(map[string]any)
 	for _, e := range codexEvents {
 		groups, _ := events[e.name].([]any)
 		for gi, g := range groups {
 			group, _ := g.(map[string]any)
 			list, _ := group["hooks"].([]any)
-			matcher, hasMatcher := group["matcher"].(string)
 			for hi, h := range list {
 				hook, _ := h.(map[string]any)
 				cmd, _ := hook["command"].(string)
-				if hook == nil || !isTollgateCommand(cmd) {
-					continue
-				}
-				k := hookKey{event: e.name, command: cmd, key: stateKey(absPath, e.label, gi, hi)}
-				k.timeout = int(DefaultTimeout / time.Second)
-				switch t := hook["timeout"].(type) {
-				case float64: // as read from the file
-					if t >= 1 && t < 1<<31 {
-						k.timeout = int(t)
-					}
-				case int: // as Install writes it
-					k.timeout = max(t, 1)
-				}
-				var m *string
-				if hasMatcher {
-					m = &matcher
-				}
-				k.hash = trustHash(e.label, m, cmd, k.timeout)
-				out = append(out, k)
+				fn(e, gi, hi, group, hook, cmd)
 			}
 		}
 	}
-	return out
 }
 
 // stateKey is the key Codex keeps a hook's state (trust) under
@@ -391,22 +402,11 @@ func stateKey(absPath, label string, group, handler int) string {
 // before is the n-th after (movedKeys).
 func otherKeys(absPath string, f map[string]any) map[string][]string {
 	out := map[string][]string{}
-	events, _ := f["hooks"].(map[string]any)
-	for _, e := range codexEvents {
-		groups, _ := events[e.name].([]any)
-		for gi, g := range groups {
-			group, _ := g.(map[string]any)
-			list, _ := group["hooks"].([]any)
-			for hi, h := range list {
-				hook, _ := h.(map[string]any)
-				cmd, _ := hook["command"].(string)
-				if hook != nil && isTollgateCommand(cmd) {
-					continue
-				}
-				out[e.name] = append(out[e.name], stateKey(absPath, e.label, gi, hi))
-			}
+	eachHandler(f, func(e codexEvent, gi, hi int, _, hook map[string]any, cmd string) {
+		if hook == nil || !isTollgateCommand(cmd) {
+			out[e.name] = append(out[e.name], stateKey(absPath, e.label, gi, hi))
 		}
-	}
+	})
 	return out
 }
 

@@ -95,27 +95,25 @@ var DefaultLimits = Limits{
 	MaxSessionBytes: 256 << 20,
 }
 
+// withDefaults is l with DefaultLimits' figure for each field left zero.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
-	if l.MaxSessions > 0 {
-		d.MaxSessions = l.MaxSessions
+	return Limits{
+		MaxSessions:     positiveOr(l.MaxSessions, d.MaxSessions),
+		MaxMessages:     positiveOr(l.MaxMessages, d.MaxMessages),
+		MaxDataBytes:    positiveOr(l.MaxDataBytes, d.MaxDataBytes),
+		BusyTimeout:     positiveOr(l.BusyTimeout, d.BusyTimeout),
+		Timeout:         positiveOr(l.Timeout, d.Timeout),
+		MaxSessionBytes: positiveOr(l.MaxSessionBytes, d.MaxSessionBytes),
 	}
-	if l.MaxMessages > 0 {
-		d.MaxMessages = l.MaxMessages
+}
+
+// positiveOr is v when it is set (above zero), else def.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	if l.MaxDataBytes > 0 {
-		d.MaxDataBytes = l.MaxDataBytes
-	}
-	if l.BusyTimeout > 0 {
-		d.BusyTimeout = l.BusyTimeout
-	}
-	if l.Timeout > 0 {
-		d.Timeout = l.Timeout
-	}
-	if l.MaxSessionBytes > 0 {
-		d.MaxSessionBytes = l.MaxSessionBytes
-	}
-	return d
+	return def
 }
 
 // DefaultPath is where OpenCode keeps its database: $XDG_DATA_HOME/opencode
