@@ -96,20 +96,32 @@ func (d *doctor) busName(ctx context.Context, name string, activatable bool) (bo
 	return false, nil
 }
 
-func (d *doctor) checkTray(ctx context.Context) DoctorCheck {
-	c := DoctorCheck{ID: "tray", Title: "Tray host", Status: DoctorOK}
-	const watcher = "org.kde.StatusNotifierWatcher"
-	ok, err := d.busName(ctx, watcher, false)
-	if ok {
-		c.Detail = watcher + " runs on the session bus: the tray icon shows"
-		return c
+// busService checks that a service tollgate's desktop side uses is on the
+// session bus (activatable: started on demand counts): ok says what that
+// gives; without it the check warns, saying what is missing (what) and
+// what follows (without), and the caller adds the fix.
+func (d *doctor) busService(ctx context.Context, c DoctorCheck, name string, activatable bool, ok, what, without string) (DoctorCheck, bool) {
+	found, err := d.busName(ctx, name, activatable)
+	if found {
+		c.Status, c.Detail = DoctorOK, name+ok
+		return c, true
 	}
 	c.Status = DoctorWarn
-	why := "no tray host (" + watcher + ") on the session bus"
+	why := what + " (" + name + ") on the session bus"
 	if err != nil {
 		why = err.Error()
 	}
-	c.Detail = why + ": no tray icon; a hidden tollgate (--hidden) opens its window only when a question arrives or when started again"
+	c.Detail = why + without
+	return c, false
+}
+
+func (d *doctor) checkTray(ctx context.Context) DoctorCheck {
+	c, ok := d.busService(ctx, DoctorCheck{ID: "tray", Title: "Tray host"}, "org.kde.StatusNotifierWatcher", false,
+		" runs on the session bus: the tray icon shows", "no tray host",
+		": no tray icon; a hidden tollgate (--hidden) opens its window only when a question arrives or when started again")
+	if ok {
+		return c
+	}
 	desk := strings.ToUpper(os.Getenv("XDG_CURRENT_DESKTOP"))
 	switch {
 	case strings.Contains(desk, "XFCE"):
@@ -123,19 +135,11 @@ func (d *doctor) checkTray(ctx context.Context) DoctorCheck {
 }
 
 func (d *doctor) checkNotifications(ctx context.Context) DoctorCheck {
-	c := DoctorCheck{ID: "notifications", Title: "Notifications", Status: DoctorOK}
-	const service = "org.freedesktop.Notifications"
-	ok, err := d.busName(ctx, service, true)
-	if ok {
-		c.Detail = service + " is available: a question raises a desktop notification"
-		return c
+	c, ok := d.busService(ctx, DoctorCheck{ID: "notifications", Title: "Notifications"}, "org.freedesktop.Notifications", true,
+		" is available: a question raises a desktop notification", "no notification service",
+		": questions still open the window, without a desktop notification")
+	if !ok {
+		c.Fix = d.sudo + "apt-get install notification-daemon"
 	}
-	c.Status = DoctorWarn
-	why := "no notification service (" + service + ") on the session bus"
-	if err != nil {
-		why = err.Error()
-	}
-	c.Detail = why + ": questions still open the window, without a desktop notification"
-	c.Fix = d.sudo + "apt-get install notification-daemon"
 	return c
 }
