@@ -14,6 +14,7 @@ import (
 	"tollgate/app/config"
 	"tollgate/app/harness"
 	"tollgate/app/home"
+	"tollgate/app/importer"
 )
 
 // ExitError is an error with the exit status it means. A nil Err has been
@@ -81,6 +82,22 @@ func parse(fset *flag.FlagSet, args []string) error {
 
 // resolveHome is the home of a command's --home flag.
 func resolveHome(common *CommonFlags) (string, error) { return home.ResolveHome(common.Home) }
+
+// harnessFlag is --harness: the registered harness that wrote what ("the
+// logs", "FILE"); without it the harness is detected, and a file named as
+// a harness's database is that harness's (perFile).
+func harnessFlag(fset *flag.FlagSet, what string, perFile bool) *string {
+	def := "default: detect"
+	if perFile {
+		def += " per file"
+		for _, f := range importer.Formats() {
+			if f.Database != nil {
+				def += "; " + f.Database.File + " is " + f.Label + "'s"
+			}
+		}
+	}
+	return fset.String("harness", "", "the `HARNESS` that wrote "+what+": "+strings.Join(importer.Harnesses(), ", ")+" ("+def+")")
+}
 
 // parseHome parses a command's flags (parse) and resolves the home its
 // --home names (resolveHome).

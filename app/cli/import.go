@@ -21,7 +21,7 @@ import (
 // Import is `tollgate import [--home DIR] [--harness H] [--watch] PATH…`.
 func Import(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("import", stdio, false)
-	harness := fset.String("harness", "", "the `HARNESS` that wrote the logs: "+strings.Join(importer.Harnesses(), ", ")+" (default: detect per file; opencode.db is OpenCode's)")
+	harness := harnessFlag(fset, "the logs", true)
 	watch := fset.Bool("watch", false, "keep running and import what the harnesses append, so the dashboard stays live")
 	interval := fset.Duration("interval", 0, "no longer used: --watch notices new lines as they are written (kept so scripts keep working)")
 	fset.Usage = func() {

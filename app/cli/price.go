@@ -13,7 +13,7 @@ import (
 func Price(ctx context.Context, args []string, stdio IO) error {
 	fset, common := newFlags("price", stdio, false)
 	fold := fset.Int("fold", 0, "price only fold `N` (1-based; default: every fold)")
-	harness := fset.String("harness", "", "the `HARNESS` that wrote FILE: "+strings.Join(importer.Harnesses(), ", ")+" (default: detect)")
+	harness := harnessFlag(fset, "FILE", false)
 	format := fset.String("format", "text", "output `FORMAT`: text (the table) or json")
 	fset.Usage = func() {
 		fmt.Fprint(stdio.Stderr, `usage: tollgate price FILE [--fold N] [--format text|json] [--home DIR] [--harness H]
