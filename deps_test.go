@@ -64,7 +64,7 @@ var depRules = []depRule{
 	{pattern: "app/harness/reasonix", module: []string{"app/harness", "guard/client", "guard/api", "pricing", "app/importer", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	{pattern: "app/harness/codex", module: []string{"app/harness", "app/harness/hookio", "guard/client", "guard/api", "pricing", "app/importer", "app/importer/jsonl", "app/harness/codex/cxlog", "app/home"}, external: []string{"github.com/pelletier/go-toml/"}},
 	// The OpenCode plugin's installer writes the plugin the binary embeds.
-	{pattern: "app/harness/opencode", module: []string{"app/harness", "app/home", "guard/api", "integrations/opencode"}},
+	{pattern: "app/harness/opencode", module: []string{"app/harness", "app/home", "app/importer/jsonl", "guard/api", "integrations/opencode"}},
 	{pattern: "app/sim", module: []string{"guard/client", "guard/api", "pricing", "app/importer", "app/home"}},
 	// The registry of the integrations: it never imports a harness folder.
 	{pattern: "app/harness", module: []string{"app/home", "guard/api", "guard/client"}},

@@ -708,30 +708,13 @@ func stripComment(s string) string {
 
 // ---- files ----
 
-// readBounded reads a hand-edited config file of Codex's. It is opened
-// without blocking and read only when regular (jsonl.OpenRegular): a FIFO
-// named hooks.json or config.toml would otherwise block the open until a
-// writer came, and with it Status (GET /v1/engines, the Integrations page,
-// doctor) and the hook. Errors name the file.
+// readBounded reads a hand-edited config file of Codex's, at most
+// maxConfigFile bytes (jsonl.ReadRegular): a FIFO named hooks.json or
+// config.toml would otherwise block the open until a writer came, and
+// with it Status (GET /v1/engines, the Integrations page, doctor) and the
+// hook. Errors name the file.
 func readBounded(path string) ([]byte, error) {
-	f, err := jsonl.OpenRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxConfigFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxConfigFile)
-	}
-	b := make([]byte, fi.Size())
-	n, err := f.ReadAt(b, 0)
-	if err != nil && n != len(b) {
-		return nil, err
-	}
-	return b, nil
+	return jsonl.ReadRegular(path, maxConfigFile, false)
 }
 
 // writeKeepingMode writes a file atomically with its previous mode (0600

@@ -41,7 +41,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -53,6 +52,7 @@ import (
 	"unicode/utf8"
 
 	"tollgate/app/home"
+	"tollgate/app/importer/jsonl"
 	plugin "tollgate/integrations/opencode"
 )
 
@@ -464,33 +464,17 @@ func checkFolders(l layout, rels []string) error {
 	return nil
 }
 
-// readRegular reads a regular file of at most limit bytes: fs.ErrNotExist
-// when absent, an error naming it otherwise. It is opened without
-// following a link and without blocking, and looked at once open, so a
-// FIFO or device put there (even between a look and the open) never hangs
-// GET /v1/engines, and a file that grows is read only to the limit.
+// readRegular reads a regular file of at most limit bytes where tollgate
+// puts the plugin (jsonl.ReadRegular, never through a symbolic link):
+// fs.ErrNotExist when absent, an error naming it and saying what to do
+// otherwise, so a FIFO or device put there never hangs GET /v1/engines.
 func readRegular(p string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s is a symbolic link: tollgate installs OpenCode's plugin there; move it away and run again", p)
+	b, err := jsonl.ReadRegular(p, limit, true)
+	switch {
+	case errors.Is(err, jsonl.ErrSymlink), errors.Is(err, jsonl.ErrNotRegular):
+		return nil, fmt.Errorf("%w: tollgate installs OpenCode's plugin there; move it away and run again", err)
+	case errors.Is(err, jsonl.ErrTooLarge):
+		return nil, fmt.Errorf("%w: not a file tollgate wrote", err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): tollgate installs OpenCode's plugin there; move it away and run again", p, fi.Mode().Type())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a file tollgate wrote", p, limit)
-	}
-	return b, nil
+	return b, err
 }

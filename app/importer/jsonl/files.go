@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -60,4 +61,49 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// What ReadRegular refuses, wrapped in an error that names the file.
+var (
+	ErrSymlink    = errors.New("a symbolic link")
+	ErrNotRegular = errors.New("not a regular file")
+	ErrTooLarge   = errors.New("larger than the limit")
+)
+
+// ReadRegular reads a small file a person or a program may have put
+// anything at (a harness's settings, a plugin's files): the regular file
+// at path, at most limit bytes. It is opened without blocking (and, with
+// noLinks, without following a symbolic link) and looked at once open, so
+// a FIFO or a device put there, even between a look and the open, never
+// hangs the caller, and a file that grows is read only to the limit. An
+// absent file is fs.ErrNotExist; what it refuses wraps ErrSymlink,
+// ErrNotRegular or ErrTooLarge in an error that names the file.
+func ReadRegular(path string, limit int64, noLinks bool) ([]byte, error) {
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if noLinks {
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if noLinks && errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is %w", path, ErrSymlink)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %w (%s)", path, ErrNotRegular, FileKind(fi.Mode()))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is %w of %d bytes", path, ErrTooLarge, limit)
+	}
+	return b, nil
 }
