@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// Kinds of input between two requests of a thread, as bits of
-// a parser's state; a lower bit is more telling (StartedByName).
+// Kinds of input between two requests of a thread, as bits of a parser's
+// state; a lower bit is more telling (StartedByName). The values are
+// stored in the import state of every log (the imports table), so a
+// database goes on where it stopped: never renumber them.
 const (
 	StartCompaction uint16 = 1 << iota
 	StartNotification

@@ -65,29 +65,6 @@ var (
 	keySurface    = []byte(`surfaceOp`)
 )
 
-// Kinds of input since the last conversation request, as bits of
-// state.Started; the lowest set bit names it (startedBy). The values are
-// stored in the import state of every dsh log (the imports table), so they
-// are the ones the importer used when it read this format: never renumber.
-const (
-	startCompaction uint16 = 1 << 0
-	startPrompt     uint16 = 1 << 2
-	startToolResult uint16 = 1 << 7
-)
-
-// startedBy names the most telling kind of input in k (its lowest bit).
-func startedBy(k uint16) string {
-	switch k & -k {
-	case startCompaction:
-		return importer.StartedByCompaction
-	case startPrompt:
-		return importer.StartedByPrompt
-	case startToolResult:
-		return importer.StartedByToolResult
-	}
-	return ""
-}
-
 // state is carried between passes in the imports table: its JSON is the
 // one the importer stored for dsh logs before this package, so a database
 // goes on where it stopped. Keep the names and tags.
@@ -146,10 +123,10 @@ func (p *parser) Line(b []byte, n int) error {
 	switch {
 	case !p.st.Header:
 	case bytes.HasPrefix(b, prefixUser):
-		p.st.Started |= startPrompt
+		p.st.Started |= importer.StartPrompt
 		return nil
 	case bytes.HasPrefix(b, prefixTool):
-		p.st.Started |= startToolResult
+		p.st.Started |= importer.StartToolResult
 		return nil
 	}
 	if p.st.Header && !bytes.Contains(b, keyUsage) && !bytes.Contains(b, keyCompaction) &&
@@ -371,7 +348,7 @@ func (p *parser) message(l *line, n int) error {
 	p.records = append(p.records, importer.Record{Request: r})
 	if purpose == importer.PurposeConversation {
 		if k := p.st.Started; k != 0 {
-			r.StartedBy = startedBy(k)
+			r.StartedBy = importer.StartedByName(k)
 			p.st.Started = 0
 		}
 		if p.st.Model == "" {
@@ -415,7 +392,7 @@ func (p *parser) compaction(l *line, n int, kind string) error {
 		f.Summary = &u
 	}
 	if kind == importer.KindSummary {
-		p.st.Started |= startCompaction
+		p.st.Started |= importer.StartCompaction
 	}
 	p.addFold(l.id, f)
 	return nil
