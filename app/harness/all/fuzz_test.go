@@ -13,7 +13,6 @@ import (
 	"tollgate/app/harness/codex/cxlog"
 	"tollgate/app/harness/dsh"
 	"tollgate/app/importer"
-
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )

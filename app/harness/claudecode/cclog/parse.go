@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"tollgate/app/importer"
-
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )

@@ -5,9 +5,8 @@ import (
 	"time"
 	"unsafe"
 
-	"tollgate/app/importer"
-
 	"tollgate/app/harness/claudecode/cctool"
+	"tollgate/app/importer"
 	"tollgate/app/importer/jsonl"
 )
 

@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"tollgate/app/importer"
-
 	"tollgate/app/importer/jsonl"
 	"tollgate/pricing"
 )
