@@ -72,11 +72,7 @@ model = "gpt-5.4-mini"
 `
 
 func TestInstallKeepsTheUsersHooksAndTrustsOnlyOurs(t *testing.T) {
-	dir := t.TempDir()
-	exe := fakeExe(t)
-	hooksPath, configPath := filepath.Join(dir, "hooks.json"), filepath.Join(dir, "config.toml")
-	os.WriteFile(hooksPath, []byte(userHooks), 0o644)
-	os.WriteFile(configPath, []byte(strings.ReplaceAll(userConfig, "HOOKS", hooksPath)), 0o640)
+	dir, exe, hooksPath, configPath := usersCodex(t)
 
 	if s := Status(probe(dir, exe)); s.Installed || !strings.Contains(s.Detail, "not installed") {
 		t.Fatalf("before: %+v", s)
@@ -292,11 +288,7 @@ func TestStatusDoesNotBlockOnAFIFO(t *testing.T) {
 // leave the hooks after them untrusted: their trust tables follow them,
 // hash kept, so Codex goes on running them.
 func TestTrustFollowsTheUsersHooksThatMove(t *testing.T) {
-	dir := t.TempDir()
-	exe := fakeExe(t)
-	hooksPath, configPath := filepath.Join(dir, "hooks.json"), filepath.Join(dir, "config.toml")
-	os.WriteFile(hooksPath, []byte(userHooks), 0o644)
-	os.WriteFile(configPath, []byte(strings.ReplaceAll(userConfig, "HOOKS", hooksPath)), 0o640)
+	dir, exe, hooksPath, configPath := usersCodex(t)
 	if _, err := Install(InstallOptions{CodexDir: dir, Exe: exe, Timeout: InstallTimeout}); err != nil {
 		t.Fatal(err)
 	}
@@ -378,4 +370,16 @@ func TestTrustFollowsTheUsersHooksThatMove(t *testing.T) {
 	if s := Status(probe(dir, exe)); !s.Verified {
 		t.Fatalf("after install: %+v", s)
 	}
+}
+
+// usersCodex is a Codex home holding the user's own hooks.json and
+// config.toml (userHooks, userConfig), with a tollgate binary to install.
+func usersCodex(t *testing.T) (dir, exe, hooksPath, configPath string) {
+	t.Helper()
+	dir = t.TempDir()
+	exe = fakeExe(t)
+	hooksPath, configPath = filepath.Join(dir, "hooks.json"), filepath.Join(dir, "config.toml")
+	os.WriteFile(hooksPath, []byte(userHooks), 0o644)
+	os.WriteFile(configPath, []byte(strings.ReplaceAll(userConfig, "HOOKS", hooksPath)), 0o640)
+	return dir, exe, hooksPath, configPath
 }
