@@ -96,7 +96,7 @@ func Install(o InstallOptions) (InstallResult, error) {
 	if !res.Changed {
 		return res, nil
 	}
-	res.Backup, err = writeSettingsFile(o.Settings, settings)
+	res.Backup, err = writeSettingsFile(o.Settings, settings, false)
 	if err != nil {
 		return res, fmt.Errorf("writing %s: %w", o.Settings, err)
 	}
@@ -125,7 +125,7 @@ func Uninstall(path string) (UninstallResult, error) {
 	if res.Removed == 0 {
 		return res, nil
 	}
-	res.Backup, err = writeSettingsFile(path, settings)
+	res.Backup, err = writeSettingsFile(path, settings, false)
 	if err != nil {
 		return res, fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -301,9 +301,13 @@ func installClaudeHook(settings map[string]any, hook map[string]any) (map[string
 	return settings, !bytes.Equal(before, after)
 }
 
-// writeSettingsFile writes settings atomically, keeping the old file as
-// PATH.tollgate-backup (once per change) and its mode.
-func writeSettingsFile(path string, settings map[string]any) (backup string, err error) {
+// writeSettingsFile writes settings atomically with the old file's mode
+// (0600 for a new one; private, as when they hold tollgate's token, takes
+// away every bit but the owner's), and keeps the old file as a backup:
+// PATH.tollgate-backup the first time, so the user's settings from before
+// tollgate are never overwritten by a later install, and PATH.tollgate-
+// backup.N, the next free N, for each change after that.
+func writeSettingsFile(path string, settings map[string]any, private bool) (backup string, err error) {
 	b, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
 		return "", err
@@ -314,9 +318,11 @@ func writeSettingsFile(path string, settings map[string]any) (backup string, err
 		if fi, err := os.Stat(path); err == nil {
 			mode = fi.Mode().Perm()
 		}
-		backup = path + ".tollgate-backup"
-		if err := os.WriteFile(backup, old, mode); err != nil {
-			return "", fmt.Errorf("writing the backup %s: %w", backup, err)
+		if private {
+			mode &^= 0o077
+		}
+		if backup, err = writeBackup(path+".tollgate-backup", old, mode); err != nil {
+			return "", err
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return "", err
@@ -325,4 +331,34 @@ func writeSettingsFile(path string, settings map[string]any) (backup string, err
 		return "", err
 	}
 	return backup, home.WriteFileAtomic(path, b, mode)
+}
+
+// maxBackups bounds the numbered backups writeBackup makes.
+const maxBackups = 100
+
+// writeBackup writes old to base, or to base.N (the first free N below
+// maxBackups) when base exists, never over an existing file but the last.
+func writeBackup(base string, old []byte, mode os.FileMode) (string, error) {
+	name := base
+	for n := 1; ; n++ {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, os.ErrExist) && n < maxBackups {
+			name = base + "." + strconv.Itoa(n)
+			continue
+		}
+		if errors.Is(err, os.ErrExist) {
+			f, err = os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, mode)
+		}
+		if err != nil {
+			return "", fmt.Errorf("writing the backup %s: %w", name, err)
+		}
+		_, werr := f.Write(old)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return "", fmt.Errorf("writing the backup %s: %w", name, werr)
+		}
+		return name, os.Chmod(name, mode)
+	}
 }

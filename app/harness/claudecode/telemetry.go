@@ -41,7 +41,9 @@ func EnvKeys(env map[string]string) []string {
 }
 
 // InstallTelemetry merges env into the settings' "env" block (keeping every
-// other key, with a backup of the old file). It returns the backup's path.
+// other key, with a backup of the old file). The block holds the harness
+// token, so the file is left readable by its owner only. It returns the
+// backup's path.
 func InstallTelemetry(path string, env map[string]string) (string, error) {
 	settings, err := readClaudeSettings(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -62,7 +64,7 @@ func InstallTelemetry(path string, env map[string]string) (string, error) {
 		block[k] = v
 	}
 	settings["env"] = block
-	return writeSettingsFile(path, settings)
+	return writeSettingsFile(path, settings, true) // the block holds the harness token
 }
 
 // UninstallTelemetry removes the variables tollgate wrote (the block
@@ -89,7 +91,7 @@ func UninstallTelemetry(path string) (removed int, backup string, err error) {
 	if len(block) == 0 {
 		delete(settings, "env")
 	}
-	backup, err = writeSettingsFile(path, settings)
+	backup, err = writeSettingsFile(path, settings, false)
 	return removed, backup, err
 }
 
