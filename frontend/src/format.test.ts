@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatUSDTick, formatAgo, formatCountdown, formatDayKey, formatInt, formatPercent, formatPricePerM, formatTokens, formatUSD, installLocaleGuard, safeLocale, todayKey } from "./format";
+import { formatAgo, formatCount, formatCountdown, formatDayKey, formatInt, formatPercent, formatPricePerM, formatTokens, formatUSD, formatUSDTick, installLocaleGuard, safeLocale, todayKey } from "./format";
 
 describe("formatTokens", () => {
   const cases: [number, string][] = [
@@ -99,5 +99,13 @@ describe("USD axis ticks", () => {
     expect([0, 0.2, 0.4].map((v) => formatUSDTick(v, 0.2))).toEqual(["$0.00", "$0.20", "$0.40"]);
     expect([0, 500, 1000].map((v) => formatUSDTick(v, 500))).toEqual(["$0", "$500", "$1,000"]);
     expect(formatUSDTick(0.0001, 0.00005)).toBe("$0.00010");
+  });
+});
+
+describe("formatCount", () => {
+  it("says one and many, with separators", () => {
+    expect(formatCount(1, "session", "sessions")).toBe("1 session");
+    expect(formatCount(0, "session", "sessions")).toBe("0 sessions");
+    expect(formatCount(1234, "request", "requests")).toBe("1,234 requests");
   });
 });

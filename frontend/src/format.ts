@@ -1,6 +1,6 @@
 // Figures the user reads: thousands separators and k/M abbreviations, the
 // same everywhere. Under LANG=C WebKitGTK reports navigator.language "C" and
-// Intl.NumberFormat throws on it, which once blanked a chart: every Intl use
+// Intl.NumberFormat throws on it (a chart would stay blank): every Intl use
 // goes through safeLocale.
 
 export function safeLocale(candidate: string | undefined): string {
@@ -22,6 +22,11 @@ const intFmt = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 0 });
 /** 1234567 → "1,234,567" (locale separators). */
 export function formatInt(n: number): string {
   return Number.isFinite(n) ? intFmt.format(Math.round(n)) : "—";
+}
+
+/** A count and its noun: "1 session", "28 requests" (formatInt). */
+export function formatCount(n: number, one: string, many: string): string {
+  return `${formatInt(n)} ${n === 1 ? one : many}`;
 }
 
 function trim(x: number, digits: number): string {

@@ -2,7 +2,7 @@
 // Pure: the component only renders what this returns, so every sentence the
 // user reads is unit-tested.
 
-import { formatCountdown, formatInt, formatPercent, formatTokenRange, formatTokens, formatUSD } from "../format";
+import { formatCount, formatCountdown, formatInt, formatPercent, formatTokenRange, formatTokens, formatUSD } from "../format";
 import { declineEffect } from "./harnesses";
 import type { AnsweredBy, ColdPart, ColdPrediction, DecidedRewrite, Harness, PendingRewrite, Quote } from "./types";
 
@@ -21,9 +21,6 @@ export interface DialogModel {
   lines: DialogLine[];
 }
 
-function plural(n: number, one: string, many: string): string {
-  return `${formatInt(n)} ${n === 1 ? one : many}`;
-}
 
 function introFor(trigger: string): string {
   switch (trigger) {
@@ -52,7 +49,7 @@ function summaryLine(q: Quote, lead: string): DialogLine | null {
 
 function pruneLine(q: Quote, phrase: (results: string) => string): DialogLine | null {
   if (q.prune.count <= 0) return null;
-  const results = plural(q.prune.count, "old tool result", "old tool results");
+  const results = formatCount(q.prune.count, "old tool result", "old tool results");
   return { kind: "prune", text: `${phrase(results)}: ${formatTokens(q.prune.freedTokens)} freed` };
 }
 
@@ -98,7 +95,7 @@ function breakEvenLine(q: Quote): DialogLine | null {
   if (q.cacheExpired) return null; // the lead line already says it costs nothing extra
   if (n === null || n === undefined) return { kind: "breakEven", text: "Saves nothing on later requests", tone: "warn" };
   if (n <= 0) return { kind: "breakEven", text: "Costs nothing extra", tone: "good" };
-  return { kind: "breakEven", text: `Pays for itself after ~${plural(n, "request", "requests")}` };
+  return { kind: "breakEven", text: `Pays for itself after ~${formatCount(n, "request", "requests")}` };
 }
 
 function partText(p: ColdPart): string {
@@ -108,7 +105,7 @@ function partText(p: ColdPart): string {
       return `summary ~${t}`;
     case "files": {
       const n = p.count ?? 0;
-      return `${plural(n, "restored file", "restored files")} ${t}`;
+      return `${formatCount(n, "restored file", "restored files")} ${t}`;
     }
     case "plan+skills":
       return `plan and skills ${t}`;

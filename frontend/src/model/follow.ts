@@ -3,6 +3,7 @@
 // followed folder's last read. Pure: the Overview and Integrations views
 // render what these return; harness labels come from GET /v1/harnesses.
 
+import { formatCount } from "../format";
 import { harnessLabel, joinLabels } from "./harnesses";
 import type { FollowedFolder, FoundLogs, Harness, HistoryProgress } from "./types";
 
@@ -19,14 +20,11 @@ export function formatSize(bytes: number): string {
   return `${n.toFixed(digits).replace(/\.0$/, "")} ${units[u]}`;
 }
 
-function plural(n: number, one: string, many: string): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
-}
 
 /** "412 Claude Code sessions, 1.3 GB" — one harness's find, named by its label in harnesses. */
 export function foundLine(f: FoundLogs, harnesses: readonly Harness[]): string {
   const title = harnessLabel(harnesses, f.harness);
-  const what = f.sessions > 0 ? plural(f.sessions, `${title} session`, `${title} sessions`) : plural(f.files, `${title} log`, `${title} logs`);
+  const what = f.sessions > 0 ? formatCount(f.sessions, `${title} session`, `${title} sessions`) : formatCount(f.files, `${title} log`, `${title} logs`);
   return `${what}, ${formatSize(f.bytes)}`;
 }
 
@@ -70,29 +68,29 @@ export function historyBanner(h: HistoryProgress | null, harnesses: readonly Har
     const detail = [
       `${Math.floor(fraction * 100)}%`,
       `${formatSize(p.bytesDone)} of ${formatSize(p.bytesTotal)}`,
-      plural(p.requests, "request", "requests"),
+      formatCount(p.requests, "request", "requests"),
       ...(eta ? [eta] : []),
     ].join(" · ");
     return { importing: true, headline: `Found ${found}: importing them in the background.`, fraction, detail };
   }
   const finished = h.finishedAt ? Date.parse(h.finishedAt) : NaN;
   if (!(now - finished <= HISTORY_DONE_SHOWN_MS)) return null;
-  const failed = h.failed > 0 ? ` · ${plural(h.failed, "file", "files")} could not be read` : "";
+  const failed = h.failed > 0 ? ` · ${formatCount(h.failed, "file", "files")} could not be read` : "";
   return {
     importing: false,
     headline: `Imported ${found}.`,
     fraction: 1,
-    detail: `${plural(p.requests, "request", "requests")}, ${plural(p.folds, "fold", "folds")}${failed}`,
+    detail: `${formatCount(p.requests, "request", "requests")}, ${formatCount(p.folds, "fold", "folds")}${failed}`,
   };
 }
 
 /** A followed folder's state in a few words. */
 export function folderState(f: FollowedFolder): string {
   if (!f.exists) return "not on this machine (yet)";
-  let watched = plural(f.watched, "folder", "folders") + " watched";
+  let watched = formatCount(f.watched, "folder", "folders") + " watched";
   if (f.capped > 0) watched += `, ${f.capped} quiet ${f.capped === 1 ? "one" : "ones"} rescanned each minute`;
   if (f.refused > 0) watched += `, ${f.refused} rescanned (inotify limit)`;
-  return `${plural(f.files, "log", "logs")} · ${watched}`;
+  return `${formatCount(f.files, "log", "logs")} · ${watched}`;
 }
 
 /** The last file a followed folder brought, without the folder's own path, and the line it was read to: "-p/s.jsonl, line 147". */

@@ -9,7 +9,7 @@ import { button, el, errorText, throttle } from "../components/dom";
 import { exportLink } from "../components/exportLink";
 import { dataTable, type Column } from "../components/table";
 import type { View } from "../context";
-import { formatDateTime, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
+import { formatCount, formatDateTime, formatInt, formatPercent, formatTokens, formatUSD } from "../format";
 import { breakMarkers, causeInfo, formatGap, startedByLabel, type BreakMarker } from "../model/breaks";
 import { appendRecorded, coldChartData, contextChartData, type ContextChartData } from "../model/chartData";
 import { answeredByLabel } from "../model/dialog";
@@ -204,7 +204,7 @@ export const sessionView = (id: string): View => async (root, ctx, scope) => {
         button("Re-price with today's prices", async () => {
           try {
             const r = await ctx.api.reprice(s.id);
-            ctx.toast(`Re-priced ${formatInt(r.requests)} requests`, "good");
+            ctx.toast(`Re-priced ${formatCount(r.requests, "request", "requests")}`, "good");
             if (await load()) await render();
           } catch (e) {
             ctx.toast("Could not re-price: " + errorText(e), "warn");

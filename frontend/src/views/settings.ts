@@ -4,7 +4,7 @@
 
 import { button, el, errorText } from "../components/dom";
 import type { AppContext, View } from "../context";
-import { formatInt } from "../format";
+import { formatCount, formatInt } from "../format";
 import { MODE_HINTS } from "../model/pill";
 import {
   changedKeys,
@@ -211,7 +211,7 @@ function repriceSection(ctx: AppContext): HTMLElement {
     b.disabled = true;
     try {
       const r = await ctx.api.reprice();
-      ctx.toast(`Re-priced ${formatInt(r.requests)} requests in ${formatInt(r.sessions)} sessions`, "good");
+      ctx.toast(`Re-priced ${formatCount(r.requests, "request", "requests")} in ${formatCount(r.sessions, "session", "sessions")}`, "good");
       ctx.dataChanged();
     } catch (e) {
       ctx.toast("Could not re-price: " + errorText(e), "warn");
