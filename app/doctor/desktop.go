@@ -122,16 +122,25 @@ func (d *doctor) checkTray(ctx context.Context) DoctorCheck {
 	if ok {
 		return c
 	}
-	desk := strings.ToUpper(os.Getenv("XDG_CURRENT_DESKTOP"))
+	c.Fix = trayFix(os.Getenv("XDG_CURRENT_DESKTOP"), d.sudo)
+	return c
+}
+
+// trayFix is the fix for a missing tray host on desktop (XDG_CURRENT_DESKTOP):
+// the package XFCE lacks, KDE's and LXQt's own, GNOME's extension (also for
+// no desktop named: GNOME is Debian's default), and for any other desktop
+// what to look for, never another desktop's package.
+func trayFix(desktop, sudo string) string {
+	desk := strings.ToUpper(desktop)
 	switch {
 	case strings.Contains(desk, "XFCE"):
-		c.Fix = d.sudo + "apt-get install xfce4-statusnotifier-plugin   # then add it to a panel"
+		return sudo + "apt-get install xfce4-statusnotifier-plugin   # then add it to a panel"
 	case strings.Contains(desk, "KDE"), strings.Contains(desk, "LXQT"):
-		c.Fix = "# " + desk + " has a tray host built in: log in to a desktop session and run doctor there"
-	default: // GNOME, Debian's default desktop, needs the AppIndicator extension
-		c.Fix = d.sudo + "apt-get install gnome-shell-extension-appindicator && gnome-extensions enable ubuntu-appindicators@ubuntu.com"
+		return "# " + desk + " has a tray host built in: log in to a desktop session and run doctor there"
+	case desk == "", strings.Contains(desk, "GNOME"):
+		return sudo + "apt-get install gnome-shell-extension-appindicator && gnome-extensions enable ubuntu-appindicators@ubuntu.com"
 	}
-	return c
+	return "# " + desktop + ": add a tray (StatusNotifierItem) host to its panel, then run doctor again"
 }
 
 func (d *doctor) checkNotifications(ctx context.Context) DoctorCheck {
