@@ -99,6 +99,34 @@ type SessionMeta struct {
 	Title           string
 	ContextWindow   int64
 	ThresholdTokens int64
+	// LimitsAssumed says ContextWindow and ThresholdTokens are the
+	// harness's defaults for the model, not what the session runs with (a
+	// Claude Code transcript or its telemetry does not say; its settings
+	// can change both): they fill a session that has none and never
+	// replace what its hook said.
+	LimitsAssumed bool
+}
+
+// HasLimits says m gives a window or a threshold.
+func (m SessionMeta) HasLimits() bool { return m.ContextWindow > 0 || m.ThresholdTokens > 0 }
+
+// TakeLimits folds the window and threshold a later row of the session
+// gives into m's: limits the harness said replace assumed ones, assumed
+// ones never replace said ones, and among one kind each figure given
+// (> 0) replaces the earlier.
+func (m *SessionMeta) TakeLimits(next SessionMeta) {
+	switch {
+	case !next.HasLimits():
+	case !m.HasLimits(), m.LimitsAssumed && !next.LimitsAssumed:
+		m.ContextWindow, m.ThresholdTokens, m.LimitsAssumed = next.ContextWindow, next.ThresholdTokens, next.LimitsAssumed
+	case m.LimitsAssumed == next.LimitsAssumed:
+		if next.ContextWindow > 0 {
+			m.ContextWindow = next.ContextWindow
+		}
+		if next.ThresholdTokens > 0 {
+			m.ThresholdTokens = next.ThresholdTokens
+		}
+	}
 }
 
 // Request is one routed request, priced, ready to store.

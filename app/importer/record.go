@@ -32,6 +32,10 @@ type Session struct {
 	Model           string `json:"model,omitempty"`
 	ContextWindow   int64  `json:"contextWindow,omitempty"`
 	ThresholdTokens int64  `json:"thresholdTokens,omitempty"`
+	// LimitsAssumed: ContextWindow and ThresholdTokens are the harness's
+	// defaults for the model, not read from the log
+	// (storage.SessionMeta.LimitsAssumed).
+	LimitsAssumed bool `json:"limitsAssumed,omitempty"`
 }
 
 // Request is one billed model call.

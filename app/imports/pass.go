@@ -289,7 +289,8 @@ func (r *importRun) finish(ps *pass) parsed {
 		return fail(p, fmt.Errorf("%s: no session id in the log (a %s log must start with its %s line)", job.path, harness, sessionLine(harness)))
 	}
 	meta := storage.SessionMeta{ID: res.Session.ID, Harness: res.Session.Harness, Profile: res.Session.Profile, Provider: res.Session.Provider,
-		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens}
+		Model: res.Session.Model, Title: res.Session.Title, ContextWindow: res.Session.ContextWindow, ThresholdTokens: res.Session.ThresholdTokens,
+		LimitsAssumed: res.Session.LimitsAssumed}
 	batch.Items = make([]sqlite.ImportItem, 0, len(res.Records))
 	preds := r.predictions(job, harness, res)
 	var pc priceCache

@@ -386,7 +386,8 @@ func (e event) fields(sessionKey string, required []string, optional ...string) 
 // (importer.SessionID) priced by provider and model, received over OTLP.
 func request(h, provider, session, model string, window int64, id string, at time.Time, purpose string, u pricing.Usage) *storage.Request {
 	return &storage.Request{
-		Session:   storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: provider, Model: model, ContextWindow: window},
+		Session: storage.SessionMeta{ID: importer.SessionID(h, session), Harness: h, Provider: provider, Model: model, ContextWindow: window,
+			LimitsAssumed: window > 0}, // the model's window, not the session's settings
 		RequestID: id, At: at, Purpose: purpose, Provider: provider, Model: model, Usage: u, Via: storage.ViaOTLP,
 	}
 }

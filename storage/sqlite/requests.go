@@ -58,16 +58,18 @@ func (db *DB) RecordRequests(ctx context.Context, rs []storage.Request) ([]stora
 }
 
 // sessionMetaUpdate is how a known session takes what a new row says of it:
-// the first harness, profile, provider and model stay; a title, window or
-// threshold given replaces the old one; the time span only widens.
+// the first harness, profile, provider and model stay; a title given
+// replaces the old one; a window or threshold given replaces the old one
+// when the statement's two ? are true (the harness said it), else only
+// fills one the session lacks (LimitsAssumed); the time span only widens.
 const sessionMetaUpdate = `
   harness          = CASE WHEN sessions.harness  = '' THEN excluded.harness  ELSE sessions.harness  END,
   profile          = CASE WHEN sessions.profile  = '' THEN excluded.profile  ELSE sessions.profile  END,
   provider         = CASE WHEN sessions.provider = '' THEN excluded.provider ELSE sessions.provider END,
   model            = CASE WHEN sessions.model    = '' THEN excluded.model    ELSE sessions.model    END,
   title            = CASE WHEN excluded.title    = '' THEN sessions.title    ELSE excluded.title    END,
-  context_window   = CASE WHEN excluded.context_window   > 0 THEN excluded.context_window   ELSE sessions.context_window   END,
-  threshold_tokens = CASE WHEN excluded.threshold_tokens > 0 THEN excluded.threshold_tokens ELSE sessions.threshold_tokens END,
+  context_window   = CASE WHEN excluded.context_window   > 0 AND (? OR sessions.context_window   = 0) THEN excluded.context_window   ELSE sessions.context_window   END,
+  threshold_tokens = CASE WHEN excluded.threshold_tokens > 0 AND (? OR sessions.threshold_tokens = 0) THEN excluded.threshold_tokens ELSE sessions.threshold_tokens END,
   started_at       = MIN(sessions.started_at, excluded.started_at),
   last_at          = MAX(sessions.last_at, excluded.last_at)`
 
@@ -79,7 +81,7 @@ func upsertSessionTx(ctx context.Context, tx querier, m storage.SessionMeta, at 
 INSERT INTO sessions (id, harness, profile, provider, model, title, context_window, threshold_tokens, started_at, last_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET `+sessionMetaUpdate,
-		m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms)
+		m.ID, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, ms, ms, !m.LimitsAssumed, !m.LimitsAssumed)
 	if err != nil {
 		return fmt.Errorf("saving session %q: %w", m.ID, err)
 	}
@@ -247,8 +249,8 @@ type recordedSession struct {
 	requests     int64 // requests added since the last flush
 	// meta: Harness, Profile, Provider and Model the first non-empty (an
 	// empty one stays empty only when every request's is); Title the
-	// last non-empty; ContextWindow and ThresholdTokens the last > 0,
-	// else the first request's.
+	// last non-empty; ContextWindow and ThresholdTokens the last > 0 of
+	// those the harness said, else of the assumed ones (LimitsAssumed).
 	meta          storage.SessionMeta
 	minAt, maxAt  int64
 	usage         pricing.Usage
@@ -272,12 +274,7 @@ func (s *recordedSession) add(r storage.Request, lastContext sql.NullInt64) bool
 		s.meta.Provider = cmp.Or(s.meta.Provider, m.Provider)
 		s.meta.Model = cmp.Or(s.meta.Model, m.Model)
 		s.meta.Title = cmp.Or(m.Title, s.meta.Title)
-		if m.ContextWindow > 0 {
-			s.meta.ContextWindow = m.ContextWindow
-		}
-		if m.ThresholdTokens > 0 {
-			s.meta.ThresholdTokens = m.ThresholdTokens
-		}
+		s.meta.TakeLimits(m)
 		s.minAt, s.maxAt = min(s.minAt, ms), max(s.maxAt, ms)
 	}
 	s.requests++
@@ -302,7 +299,7 @@ func (s *recordedSession) flush(ctx context.Context, tx querier, session string)
 	if _, err := tx.ExecContext(ctx, upsertRecordedSession,
 		session, m.Harness, m.Profile, m.Provider, m.Model, m.Title, m.ContextWindow, m.ThresholdTokens, s.minAt, s.maxAt,
 		s.requests, u.Input, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Output, s.cost, s.lastContext, s.pricedDefault,
-		s.lastContext.Valid); err != nil {
+		!m.LimitsAssumed, !m.LimitsAssumed, s.lastContext.Valid); err != nil {
 		return fmt.Errorf("saving session %q: %w", session, err)
 	}
 	s.requests = 0

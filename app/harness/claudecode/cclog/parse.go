@@ -622,7 +622,10 @@ func (p *claudeParser) Finish() (importer.Session, []importer.Record) {
 		s.Title = p.st.Title
 		s.Model = p.st.Model
 		if p.st.Model != "" {
+			// The transcript does not say what Claude Code's settings make
+			// of the model's window: the defaults, marked as such.
 			s.ContextWindow, s.ThresholdTokens = AutoCompact(p.st.Model, nil)
+			s.LimitsAssumed = true
 		}
 	}
 	return s, p.records
