@@ -150,6 +150,34 @@ test("a start with history it has not read imports it in the background and says
   assert.ok(follow.body.history.progress.requests > 0);
 });
 
+// The header's Today counts every recording path: a request of today read
+// from a followed transcript moves it, without a reload.
+test("a request of today in a followed transcript moves the header's Today", async () => {
+  // A page that does not itself reload on an import: only the header's
+  // own listening can move it.
+  await page.goto(new URL("/#/integrations", server.api.url).href);
+  const today = page.locator("#today-spend strong");
+  await today.waitFor();
+  await sleep(3000); // the load's own refreshes (start, connection) are over
+  const before = await today.innerText();
+  mkdirSync(project, { recursive: true });
+  const id = "7f8e9d0c-1b2a-4c3d-8e4f-5a6b7c8d9e0f";
+  const now = new Date().toISOString();
+  const line = (o) => JSON.stringify(o) + "\n";
+  writeFileSync(
+    join(project, id + ".jsonl"),
+    line({ type: "user", sessionId: id, uuid: "u1", timestamp: now, cwd: "/home/user/work/demo", message: { role: "user", content: "hello" } }) +
+      line({
+        type: "assistant", sessionId: id, uuid: "a1", requestId: "req_today", timestamp: now,
+        message: { id: "msg_today", model: "claude-sonnet-4-5", role: "assistant", content: [{ type: "text", text: "hi" }],
+          usage: { input_tokens: 200000, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 1000 } },
+      }),
+  );
+  const started = Date.now();
+  while (Date.now() - started < 15_000 && (await today.innerText()) === before) await sleep(200);
+  assert.notEqual(await today.innerText(), before, `Today still says ${before}`);
+});
+
 test("cleanup", async () => {
   rmSync(user, { recursive: true, force: true });
 });

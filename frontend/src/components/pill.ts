@@ -213,8 +213,13 @@ export class TodaySpend {
     private readonly format: (usd: number) => string,
   ) {
     this.element = el("span", { class: "today", id: "today-spend", title: "Spend today, in your time zone" });
+    // Every way a request reaches tollgate moves it: recorded over the API
+    // or its telemetry (request.recorded), or read from a followed log
+    // (logs.imported, and the history import's progress).
     const refresh = throttle(() => void this.refresh(), 2000);
     bus.on("request.recorded", refresh);
+    bus.on("logs.imported", refresh);
+    bus.on("history.progress", refresh);
     bus.onConnection((up) => up && refresh());
   }
 
