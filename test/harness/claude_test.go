@@ -61,6 +61,12 @@ func TestClaudeCodePreCompactHook(t *testing.T) {
 	if asked, decided := ui.snapshot(); len(asked) != 0 || len(decided) != 1 || decided[0].Reason != "manual" {
 		t.Fatalf("manual: asked %+v decided %+v", asked, decided)
 	}
+	// Claude Code shows the hook's systemMessage with the compaction's
+	// output (and keeps that output in the transcript): the user reads
+	// what tollgate did on Claude Code's own screen.
+	if b, err := os.ReadFile(transcript); err != nil || !strings.Contains(string(b), "tollgate allowed the compaction (a manual compaction, allowed without asking).") {
+		t.Fatalf("Claude Code did not show tollgate's message after /compact (err %v)", err)
+	}
 
 	// Turns until the reported usage crosses the (lowered) auto-compact
 	// threshold and Claude Code fires an automatic PreCompact: Not now.

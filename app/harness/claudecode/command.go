@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,17 +14,21 @@ import (
 )
 
 // RunCommand is the command hook (`tollgate hook claude-code`): it reads
-// Claude Code's hook JSON from stdin, asks tollgate, and prints
-// {"decision":"block","reason":"…"} on stdout when the compaction is
-// declined. Notes go to stderr. It never fails the hook: tollgate not
-// running or malformed input allows the compaction.
+// Claude Code's hook JSON from stdin, asks tollgate, and prints its answer
+// on stdout: {"decision":"block","reason":"…"} when the compaction is
+// declined, and a systemMessage Claude Code shows the user saying what
+// tollgate did (also when tollgate is not running). Notes go to stderr. It
+// never fails the hook: tollgate not running or malformed input allows the
+// compaction.
 func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Options) {
 	var in hookInput
 	if !hookio.Input(stdin, stderr, "PreCompact hook input", func(b []byte) (err error) { in, err = decodeClaudeHookInput(b); return err }) {
+		stdout.Write(claudeOutput(claudeVerdict{Message: "tollgate could not read the hook's input: the compaction runs unguarded."}))
 		return
 	}
 	c, log, ok := hookio.Dial(opts.Home, stderr)
 	if !ok {
+		stdout.Write(claudeOutput(claudeVerdict{Message: hookio.Unguarded}))
 		return
 	}
 	opts.Log = log
@@ -41,10 +44,7 @@ func RunCommand(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if v.Note != "" {
 		fmt.Fprintln(stderr, v.Note)
 	}
-	if v.Block {
-		out, _ := json.Marshal(map[string]string{"decision": "block", "reason": v.Reason})
-		fmt.Fprintln(stdout, string(out))
-	}
+	stdout.Write(claudeOutput(v))
 }
 
 // HookRoute is the authenticated route of the HTTP variant of the
@@ -91,10 +91,6 @@ func HTTPHandler(home string, endpoint func() client.Endpoint, log *slog.Logger)
 		}
 		v := decideClaudePreCompact(r.Context(), c, in, Options{Home: home, Timeout: timeout, Profile: r.URL.Query().Get("profile"),
 			Getenv: func(string) string { return "" }, Log: log})
-		if !v.Block {
-			io.WriteString(w, "{}\n")
-			return
-		}
-		json.NewEncoder(w).Encode(map[string]string{"decision": "block", "reason": v.Reason})
+		w.Write(claudeOutput(v))
 	})
 }

@@ -64,7 +64,7 @@ func TestClaudeHookAutoModeAllowsAndRecords(t *testing.T) {
 	svc, dir := StartService.Start(t, "auto")
 	transcript := writeTranscript(t)
 	code, out, errs := runHook(t, hookJSON("sess-a", transcript, "prompt-1", "auto"), "--home", dir, "--timeout", "60")
-	if code != 0 || out != "" {
+	if blocked, shown := answer(t, out); code != 0 || blocked || shown != "tollgate allowed the compaction (mode: auto)." {
 		t.Fatalf("exit %d, stdout %q (stderr %s)", code, out, errs)
 	}
 	c := client.New(client.Endpoint{URL: svc.URL, Token: svc.Token()}, nil)
@@ -109,7 +109,7 @@ func TestClaudeHookAskModeBlocksMutesAndAsksAgainNextPrompt(t *testing.T) {
 		t.Fatalf("exit %d stdout %q", code, out)
 	}
 	// A manual /compact is allowed without asking.
-	if _, out, _ := runHook(t, hookJSON("sess-b", transcript, "p1b", "manual"), "--home", dir); out != "" {
+	if _, out, _ := runHook(t, hookJSON("sess-b", transcript, "p1b", "manual"), "--home", dir); blockedOut(t, out) {
 		t.Fatalf("manual compaction blocked: %q", out)
 	}
 
@@ -133,7 +133,7 @@ func TestClaudeHookAskModeBlocksMutesAndAsksAgainNextPrompt(t *testing.T) {
 	}
 	// The next prompt asks again; this time allowed.
 	a.SetChoice(api.ChoiceAllowOnce)
-	if _, out, _ := runHook(t, hookJSON("sess-b", transcript, "p3", "auto"), "--home", dir); out != "" || len(a.Asked()) != 2 {
+	if _, out, _ := runHook(t, hookJSON("sess-b", transcript, "p3", "auto"), "--home", dir); blockedOut(t, out) || len(a.Asked()) != 2 {
 		t.Fatalf("allow once: %q asked %d", out, len(a.Asked()))
 	}
 	_ = svc
@@ -143,11 +143,11 @@ func TestClaudeHookFailsOpen(t *testing.T) {
 	dir := t.TempDir() // nothing running here
 	t.Setenv("TOLLGATE_URL", "")
 	code, out, errs := runHook(t, hookJSON("s", "/nonexistent.jsonl", "p", "auto"), "--home", dir)
-	if code != 0 || out != "" || !strings.Contains(errs, "not running") {
+	if blocked, shown := answer(t, out); code != 0 || blocked || shown != "tollgate is not running: the compaction runs unguarded." || !strings.Contains(errs, "not running") {
 		t.Fatalf("not running: exit %d stdout %q stderr %q", code, out, errs)
 	}
 	code, out, errs = runHook(t, `{"session_id":`, "--home", dir)
-	if code != 0 || out != "" || !strings.Contains(errs, "malformed") {
+	if blocked, shown := answer(t, out); code != 0 || blocked || !strings.Contains(shown, "could not read the hook's input") || !strings.Contains(errs, "malformed") {
 		t.Fatalf("malformed: exit %d stdout %q stderr %q", code, out, errs)
 	}
 }
@@ -302,4 +302,25 @@ func TestSettingsBackupsAreBounded(t *testing.T) {
 	if len(matches) != maxBackups {
 		t.Fatalf("%d backups, want %d", len(matches), maxBackups)
 	}
+}
+
+// answer reads the hook's stdout as Claude Code does: whether it blocks
+// the compaction, and the message Claude Code shows its user
+// (systemMessage), which every answer carries.
+func answer(t *testing.T, out string) (blocked bool, shown string) {
+	t.Helper()
+	var a struct{ Decision, Reason, SystemMessage string }
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("hook stdout %q is not one JSON answer: %v", out, err)
+	}
+	if a.SystemMessage == "" {
+		t.Fatalf("hook stdout %q says nothing to show the user", out)
+	}
+	return a.Decision == "block", a.SystemMessage
+}
+
+func blockedOut(t *testing.T, out string) bool {
+	t.Helper()
+	blocked, _ := answer(t, out)
+	return blocked
 }

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,7 +82,10 @@ const (
 type claudeVerdict struct {
 	Block  bool
 	Reason string // shown by Claude Code when blocked
-	Note   string // for stderr / the log
+	// Message is what Claude Code shows the user on its own screen
+	// (systemMessage): what tollgate decided and why.
+	Message string
+	Note    string // for stderr / the log
 	Rewrite,
 	Decision,
 	Why string
@@ -124,10 +128,11 @@ func decideClaudePreCompact(ctx context.Context, c *client.Client, in hookInput,
 	askCtx, cancel := context.WithTimeout(ctx, max(opts.Timeout-2*time.Second, time.Second))
 	defer cancel()
 	d := c.AskRewrite(askCtx, session, req)
-	v := claudeVerdict{Rewrite: d.Rewrite, Decision: d.Decision, Why: d.Reason}
+	v := claudeVerdict{Rewrite: d.Rewrite, Decision: d.Decision, Why: d.Reason, Message: hookio.Allowed(d)}
 	if d.Decision == api.Decline {
 		v.Block = true
 		v.Reason = claudeBlockReason(d, in.Trigger)
+		v.Message = v.Reason
 	}
 	v.Note = "tollgate: " + d.Decision + " (" + d.Reason + ")"
 	if d.Message != "" {
@@ -148,6 +153,22 @@ func reportClaudeCompaction(ctx context.Context, c *client.Client, in hookInput)
 	return hookio.ReportLanded(ctx, c, importer.SessionID(Name, in.SessionID), func(f, taken *api.Fold) bool {
 		return taken == nil || f.Turn == in.PromptID || taken.Turn != in.PromptID
 	})
+}
+
+// claudeOutput is the hook's JSON answer to Claude Code: the decision and
+// its reason when declined, and always the message Claude Code shows on
+// its screen (systemMessage: "Display a message to the user (all hooks)",
+// Claude Code 2.1.332's hook documentation).
+func claudeOutput(v claudeVerdict) []byte {
+	out := map[string]string{}
+	if v.Block {
+		out["decision"], out["reason"] = "block", v.Reason
+	}
+	if v.Message != "" {
+		out["systemMessage"] = v.Message
+	}
+	b, _ := json.Marshal(out)
+	return append(b, '\n')
 }
 
 func claudeBlockReason(d api.Decision, trigger string) string {

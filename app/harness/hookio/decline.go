@@ -51,3 +51,31 @@ func Declined(d api.Decision, muted, noOne string) string {
 	}
 	return msg
 }
+
+// Allowed is what a harness shows when tollgate allows its compaction: who
+// or what allowed it.
+func Allowed(d api.Decision) string {
+	var why string
+	switch d.Reason {
+	case api.ReasonUser:
+		why = "you chose Allow"
+	case api.ReasonAuto:
+		why = "mode: auto"
+	case api.ReasonOff:
+		why = "the guard is off"
+	case api.ReasonManual:
+		why = "a manual compaction, allowed without asking"
+	case api.ReasonUnguarded:
+		return "tollgate could not be asked: the compaction runs unguarded."
+	default:
+		why = d.Reason
+		if d.Message != "" {
+			why += ": " + d.Message
+		}
+	}
+	return "tollgate allowed the compaction (" + why + ")."
+}
+
+// Unguarded is what a harness shows when tollgate is not running: the
+// compaction goes on as the harness ships.
+const Unguarded = "tollgate is not running: the compaction runs unguarded."
