@@ -162,7 +162,7 @@ test("Not now declines, and the next ask in the same turn is muted without a dia
   assert.equal(await page.locator(".question").count(), 0, "a muted ask must not open the dialog");
 });
 
-test("several questions queue; one decided elsewhere closes with a note; Enter allows", async () => {
+test("several questions queue; one decided elsewhere closes with a note; Enter allows once the question is seen", async () => {
   const a = await harness.ask("203");
   const b = await harness.ask("204");
   assert.equal(a.status, 202);
@@ -181,6 +181,12 @@ test("several questions queue; one decided elsewhere closes with a note; Enter a
   const second = page.locator(`.question[data-rewrite="${b.body.rewrite}"]`);
   await second.waitFor({ timeout: 10_000 });
   const poll = harness.decision(b.body.rewrite, 30);
+  // A key typed as the question appears (meant for another window) does
+  // not answer it; Enter once the question has been up for a second does.
+  await page.keyboard.press("Enter");
+  await sleep(400);
+  assert.ok(await second.isVisible(), "an Enter typed as the question appeared answered it");
+  await sleep(800);
   await page.keyboard.press("Enter"); // Enter = Allow once
   assert.equal((await poll).body.decision, "allow");
 

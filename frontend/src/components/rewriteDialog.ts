@@ -1,6 +1,8 @@
 // The question dialog (ARCHITECTURE.md, "The UI"): one at a time over whatever view is
 // open, the rest queued. A question decided elsewhere (another UI, the
-// timeout, a mode switch) closes with a note. Enter = Allow once, Esc = Not now.
+// timeout, a mode switch) closes with a note. Enter = Allow once, Esc = Not now;
+// Enter counts only once a question has been up for ENTER_GUARD_MS, so a
+// key typed elsewhere as the window rises never allows a rewrite.
 
 import type { Api } from "../api";
 import type { EventBus } from "../events";
@@ -25,6 +27,8 @@ const ANSWERED_NOTE: Record<AnswerChoice, string> = {
 const NOTE_MS = 1800;
 /** A question is dropped locally this long after its deadline if no decision arrived. */
 const GRACE_MS = 5000;
+/** Enter allows only after the question has been shown this long. */
+const ENTER_GUARD_MS = 1000;
 
 export class RewriteDialogs {
   private queue = new QuestionQueue();
@@ -37,6 +41,8 @@ export class RewriteDialogs {
   private answering: string | null = null;
   private closing: string | null = null;
   private ticker: ReturnType<typeof setInterval> | undefined;
+  /** The question on screen, and since when (Date.now()). */
+  private shown: { rewrite: string; at: number } | null = null;
 
   constructor(
     private readonly parent: HTMLElement,
@@ -94,7 +100,10 @@ export class RewriteDialogs {
   private onKey(ev: KeyboardEvent): void {
     if (!this.overlay || this.busy || this.closing || ev.defaultPrevented) return;
     if (ev.key === "Enter") {
+      // A button the user moved to answers for itself (its own click).
+      if (ev.target instanceof HTMLButtonElement && this.buttons.includes(ev.target)) return;
       ev.preventDefault();
+      if (!this.shown || Date.now() - this.shown.at < ENTER_GUARD_MS) return; // typed before the question was seen
       void this.answer("allow-once");
     } else if (ev.key === "Escape") {
       ev.preventDefault();
@@ -170,6 +179,7 @@ export class RewriteDialogs {
       this.ticker = undefined;
       return;
     }
+    if (this.shown?.rewrite !== p.rewrite) this.shown = { rewrite: p.rewrite, at: Date.now() };
     const m = dialogModel(p, this.harnesses);
     this.buttons = CHOICES.map((c) => {
       const b = el("button", { type: "button", class: c.primary ? "primary" : "", "data-choice": c.choice }, c.label);
@@ -180,7 +190,7 @@ export class RewriteDialogs {
     this.noteEl = el("div", { class: "q-note" });
     const modal = el(
       "div",
-      { class: "modal question", role: "dialog", "aria-modal": "true", "aria-labelledby": "q-title", "data-rewrite": p.rewrite },
+      { class: "modal question", role: "dialog", "aria-modal": "true", "aria-labelledby": "q-title", "data-rewrite": p.rewrite, tabindex: "-1" },
       el("div", { class: "q-head" }, el("h2", { id: "q-title" }, m.title), el("span", { class: "q-queue" })),
       el("p", { class: "q-intro" }, m.intro),
       el("p", { class: "q-source" }, m.source),
@@ -194,7 +204,9 @@ export class RewriteDialogs {
     else this.parent.append(overlay);
     this.overlay = overlay;
     this.renderQueueCount();
-    this.buttons[0]?.focus();
+    // The dialog itself takes the focus, not a button: a key meant for
+    // another window must not press Allow once.
+    modal.focus();
     if (this.ticker === undefined) this.ticker = setInterval(() => this.tick(), 250);
   }
 }
