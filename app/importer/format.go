@@ -145,14 +145,6 @@ func Harnesses() []string {
 	return out
 }
 
-// Label is the display name of a harness ("" and unknown names: the name).
-func Label(name string) string {
-	if f, ok := formats[name]; ok {
-		return f.Label
-	}
-	return name
-}
-
 // SessionID is the id tollgate stores a harness's session under:
 // "<harness>:<the harness's own id>". Hook rows, imported rows and live
 // telemetry of one session merge because all of them build it here.

@@ -40,10 +40,6 @@ type FileInfo struct {
 	ModTime int64 // unix nanoseconds
 }
 
-// IsLogName reports whether a file name can be a log this package reads
-// (importer.IsLogName).
-func IsLogName(name string) bool { return importer.IsLogName(name) }
-
 // IsLog is the walk's filter for one file, which the follower shares: a
 // log's name, and for a harness one of its logs (Format.IsLog).
 func IsLog(harness, path string) bool {
@@ -114,9 +110,6 @@ func Walk(dir, harness string) ([]FileInfo, error) {
 	SortFiles(out)
 	return out, nil
 }
-
-// detect tells which harness wrote a log (importer.Detect).
-func detect(path string, head []byte) string { return importer.Detect(path, head) }
 
 // SortFiles orders files by path, with subagents' logs
 // (importer.IsSubagent) after the others.

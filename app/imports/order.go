@@ -83,5 +83,5 @@ func (r *importRun) harnessOf(job *importJob, head []byte) string {
 	}
 	defer f.Close()
 	n, _ := io.ReadFull(f, head[:headSize])
-	return detect(job.path, head[:n])
+	return importer.Detect(job.path, head[:n])
 }

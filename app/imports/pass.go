@@ -97,7 +97,7 @@ func (r *importRun) read(job *importJob, again, claimed bool) *pass {
 		harness = src.prev.Harness
 	}
 	if harness == "" {
-		harness = detect(job.path, src.head)
+		harness = importer.Detect(job.path, src.head)
 	}
 	if harness == "" {
 		return &pass{p: fail(p, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", job.path, strings.Join(importer.Harnesses(), ", ")))}

@@ -137,7 +137,7 @@ func ReadSessionLog(path, harness string) (*SessionLog, error) {
 		}
 		n, _ := io.ReadFull(f, head)
 		f.Close()
-		harness = detect(path, head[:n])
+		harness = importer.Detect(path, head[:n])
 		if harness == "" {
 			return nil, fmt.Errorf("%s: cannot tell which harness wrote it (use --harness: %s)", path, strings.Join(importer.Harnesses(), ", "))
 		}

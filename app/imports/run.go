@@ -157,7 +157,6 @@ type parsed struct {
 	job    *importJob
 	result FileResult
 	batch  *sqlite.ImportBatch
-	retry  bool
 }
 
 // runJobs parses and prices files on all cores and stores them

@@ -315,19 +315,6 @@ func TestInstallNextToASystemWideInstall(t *testing.T) {
 	sameTree(t, before, snapshot(t, root))
 }
 
-func sameContent(t *testing.T, a, b string) bool {
-	t.Helper()
-	sa, err := sha256File(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sha256File(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sa == sb
-}
-
 func TestDesktopExecQuotingRoundTrip(t *testing.T) {
 	for _, arg := range []string{
 		"/usr/bin/tollgate", "/home/a b/.local/bin/tollgate", `/odd/"quoted"/x`, "/cost/$HOME/x",
