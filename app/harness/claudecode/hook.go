@@ -279,7 +279,7 @@ func claudeRewriteRequest(in hookInput, tr transcript, opts Options, window, thr
 // twice either.
 func recordUsage(ctx context.Context, c *client.Client, session, path string, tr transcript, profile string, window, threshold int64, log *slog.Logger) {
 	reqs := requestsOf(tr.Records, nil)
-	for _, sub := range subagentFiles(path) {
+	for _, sub := range cclog.Subagents(path) {
 		if st, err := readTranscript(ctx, sub); err == nil {
 			reqs = requestsOf(st.Records, reqs)
 		}

@@ -2,8 +2,6 @@ package claudecode
 
 import (
 	"context"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"tollgate/app/harness/claudecode/cclog"
@@ -115,11 +113,4 @@ func prompts(reqs []*importer.Request) []int64 {
 		out[i] = q.Usage.Prompt()
 	}
 	return out
-}
-
-// subagentFiles are the transcripts beside a session's main file
-// (<session>/subagents/*.jsonl: subagents and the compaction call).
-func subagentFiles(transcript string) []string {
-	files, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(transcript, ".jsonl"), "subagents", "*.jsonl"))
-	return files
 }

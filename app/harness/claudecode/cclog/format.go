@@ -21,7 +21,7 @@ func init() {
 		Detect:        detect,
 		DetectOrder:   40,
 		Subagent:      func(path string) bool { return Role(path) != importer.PurposeConversation },
-		Companions:    subagents,
+		Companions:    Subagents,
 		SessionLine:   "sessionId",
 		FoldAfterCall: true,
 		NewParser:     func(o importer.Options) (importer.LineParser, error) { return newClaudeParser(o) },
@@ -56,9 +56,10 @@ func detect(path string, head []byte) bool {
 		bytes.Contains(first, []byte(`"type":"summary"`))
 }
 
-// subagents are the transcripts of a main transcript's subagents and
-// summary calls: <session>/subagents/*.jsonl beside <session>.jsonl.
-func subagents(path string) []string {
+// Subagents are the transcripts of a main transcript's subagents and
+// summary calls: <session>/subagents/*.jsonl beside <session>.jsonl, in
+// name order.
+func Subagents(path string) []string {
 	if !strings.HasSuffix(path, ".jsonl") {
 		return nil
 	}

@@ -114,7 +114,7 @@ func TestRealClaudeCodeSample(t *testing.T) {
 
 	// The subagents' transcripts: requests of their own thread, in the
 	// same session.
-	subs := subagents(path)
+	subs := Subagents(path)
 	if len(subs) == 0 {
 		t.Fatalf("no subagent transcript beside %s", path)
 	}
