@@ -88,6 +88,11 @@ type DatabaseSession struct {
 // lock.
 var formats = map[string]*Format{}
 
+// ordered holds the formats in Order (then name), byDetect in DetectOrder:
+// both kept as formats register, so the walk's and every file's lookups
+// sort nothing.
+var ordered, byDetect []*Format
+
 // Register adds a harness's log format (from an init function). A format
 // without a name or a way to read it, or a name registered twice, panics:
 // it is a program error, not an input one.
@@ -104,6 +109,12 @@ func Register(f Format) {
 		f.Label = f.Name
 	}
 	formats[f.Name] = &f
+	ordered = append(ordered, &f)
+	slices.SortFunc(ordered, func(a, b *Format) int {
+		return cmp.Or(cmp.Compare(a.Order, b.Order), strings.Compare(a.Name, b.Name))
+	})
+	byDetect = slices.Clone(ordered)
+	slices.SortStableFunc(byDetect, func(a, b *Format) int { return cmp.Compare(a.DetectOrder, b.DetectOrder) })
 }
 
 // AddPredictor gives a registered format its fold predictor (from the
@@ -124,22 +135,12 @@ func Lookup(name string) (*Format, bool) {
 }
 
 // Formats lists the registered formats in Order (then name).
-func Formats() []*Format {
-	out := make([]*Format, 0, len(formats))
-	for _, f := range formats {
-		out = append(out, f)
-	}
-	slices.SortFunc(out, func(a, b *Format) int {
-		return cmp.Or(cmp.Compare(a.Order, b.Order), strings.Compare(a.Name, b.Name))
-	})
-	return out
-}
+func Formats() []*Format { return slices.Clone(ordered) }
 
 // Harnesses lists every harness name the importers read, in Order.
 func Harnesses() []string {
-	fs := Formats()
-	out := make([]string, len(fs))
-	for i, f := range fs {
+	out := make([]string, len(ordered))
+	for i, f := range ordered {
 		out[i] = f.Name
 	}
 	return out
@@ -154,9 +155,7 @@ func SessionID(harness, id string) string { return harness + ":" + id }
 // bytes, asking the formats in DetectOrder. It returns "" when none can
 // tell.
 func Detect(path string, head []byte) string {
-	fs := Formats()
-	slices.SortStableFunc(fs, func(a, b *Format) int { return cmp.Compare(a.DetectOrder, b.DetectOrder) })
-	for _, f := range fs {
+	for _, f := range byDetect {
 		if f.Detect != nil && f.Detect(path, head) {
 			return f.Name
 		}
